@@ -1,0 +1,43 @@
+# The two set-up commands of the README:
+#   make demo   - create .venv, install heta-nb with the [heta] extra, run the demo end to end
+#   make test   - create .venv, install the test dependencies (and Chromium), run the whole suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+
+.PHONY: demo test test-fast bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# Stamps re-run pip only when pyproject.toml changes.
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(PIP) install -q -e '.[heta]'
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) install -q -e '.[heta,test]'
+	touch $@ $(VENV)/.installed-demo
+
+demo: $(VENV)/.installed-demo
+	$(BIN)/python -m heta_nb demo
+
+test: $(VENV)/.installed-test
+	bash tests/browser/install-chromium.sh
+	$(BIN)/python -m pytest
+
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "not browser and not slow"
+
+bench: $(VENV)/.installed-test
+	for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+lint: $(VENV)/.installed-test
+	$(PIP) install -q ruff mypy
+	$(BIN)/python -m ruff check heta_nb tests benchmarks
+	$(BIN)/python -m mypy
+
+clean:
+	rm -rf $(VENV) demo-output demo-store test-artifacts .pytest_cache
