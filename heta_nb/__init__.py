@@ -1,0 +1,73 @@
+"""heta_nb: Jupyter-native evaluation of Heta knowledge-base recipes.
+
+``%load_ext heta_nb`` in a notebook; ``heta_nb.load_report(...)`` anywhere. Public
+names are imported lazily, so ``import heta_nb`` stays fast and light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# name -> module that defines it (imported on first attribute access, PEP 562)
+_EXPORTS: dict[str, str] = {
+    "EvaluationReport": "heta_nb.model",
+    "EvaluationCaseResult": "heta_nb.model",
+    "EvaluationScore": "heta_nb.model",
+    "EvaluationError": "heta_nb.model",
+    "BenchmarkManifest": "heta_nb.model",
+    "QueryResponse": "heta_nb.model",
+    "QueryResult": "heta_nb.model",
+    "QueryCitation": "heta_nb.model",
+    "QueryTraceEvent": "heta_nb.model",
+    "load_report": "heta_nb.model",
+    "ReportStore": "heta_nb.store",
+    "ReportFormatError": "heta_nb.errors",
+}
+
+__all__ = [
+    "BenchmarkManifest",
+    "EvaluationCaseResult",
+    "EvaluationError",
+    "EvaluationReport",
+    "EvaluationScore",
+    "QueryCitation",
+    "QueryResponse",
+    "QueryResult",
+    "QueryTraceEvent",
+    "ReportFormatError",
+    "ReportStore",
+    "__version__",
+    "load_report",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_nb.errors import ReportFormatError
+    from heta_nb.model import (
+        BenchmarkManifest,
+        EvaluationCaseResult,
+        EvaluationError,
+        EvaluationReport,
+        EvaluationScore,
+        QueryCitation,
+        QueryResponse,
+        QueryResult,
+        QueryTraceEvent,
+        load_report,
+    )
+    from heta_nb.store import ReportStore
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'heta_nb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

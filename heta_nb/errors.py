@@ -1,0 +1,66 @@
+"""The exceptions heta_nb raises on purpose.
+
+Every error a user can cause with bad input is one of these, with a message that
+names the source (file, URL or object) and the field, so nobody has to read a
+traceback from deep inside the library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "BenchmarkFormatError",
+    "HetaNbError",
+    "MissingDependencyError",
+    "ReportExistsError",
+    "ReportFormatError",
+    "ReportNotFoundError",
+    "StoreError",
+    "UnsafeNameError",
+]
+
+
+class HetaNbError(Exception):
+    """Base class of every error heta_nb raises deliberately."""
+
+
+class ReportFormatError(HetaNbError, ValueError):
+    """A report could not be read: invalid JSON, unknown schema or bad fields.
+
+    Attributes:
+        source: A short description of where the report came from (a path, URL, ...).
+        problems: One line per problem found, each starting with its JSON path.
+    """
+
+    def __init__(self, source: str, problems: Sequence[str], *, more: bool = False) -> None:
+        self.source = source
+        self.problems = tuple(problems)
+        lines = [f"{source}: {problem}" for problem in self.problems]
+        if more:
+            lines.append(f"{source}: (further problems not shown)")
+        super().__init__("\n".join(lines) if lines else f"{source}: invalid report")
+
+
+class BenchmarkFormatError(HetaNbError, ValueError):
+    """A benchmark file could not be read; the message names the file, line and field."""
+
+
+class UnsafeNameError(HetaNbError, ValueError):
+    """A knowledge-base name or report id cannot be used as a store key."""
+
+
+class StoreError(HetaNbError):
+    """A report store operation failed."""
+
+
+class ReportNotFoundError(StoreError, FileNotFoundError):
+    """No report exists at the requested path, URL or store key."""
+
+
+class ReportExistsError(StoreError, FileExistsError):
+    """A different report is already stored under the same key."""
+
+
+class MissingDependencyError(HetaNbError, ImportError):
+    """An optional dependency is needed; the message names the pip extra."""

@@ -1,0 +1,158 @@
+"""Reading and encoding reports: ``load_report`` accepts whatever a user has at hand.
+
+Heta 0.1.2 has no report loader at all; this is the one both sides can use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from heta_nb.errors import ReportFormatError, ReportNotFoundError
+from heta_nb.model._json import dumps_compact, json_type_name, to_json_value
+from heta_nb.model._record import Problems, _TooManyProblems
+from heta_nb.model.report import SUPPORTED_SCHEMA_VERSIONS, EvaluationReport
+
+__all__ = ["ReportSource", "decode_report", "encode_report", "load_report", "parse_report"]
+
+ReportSource = Any
+"""A path, ``os.PathLike``, fsspec URL, JSON text or bytes, mapping, or object with ``to_dict()``."""
+
+
+def load_report(source: ReportSource) -> EvaluationReport:
+    """Load an :class:`EvaluationReport` from almost anything.
+
+    Args:
+        source: a local path (``str`` or ``os.PathLike``); an fsspec URL such as
+            ``memory://r.json`` or ``s3://bucket/key`` (fsspec backends as installed);
+            JSON text or bytes; a mapping in the report schema; an ``EvaluationReport``;
+            or any object with a ``to_dict()`` returning that schema, such as a
+            ``heta_framework`` EvaluationReport (converted without importing heta).
+
+    Returns:
+        The validated, immutable report. A report written by Heta round-trips exactly:
+        ``report.to_json()`` reproduces the file's bytes.
+
+    Raises:
+        ReportFormatError: invalid JSON (with line and column), an unsupported
+            ``schema_version``, or fields of the wrong type (with their JSON paths).
+        ReportNotFoundError: the path or URL does not exist.
+    """
+    if isinstance(source, EvaluationReport):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return decode_report(bytes(source), source="<report bytes>")
+    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+        return decode_report(source, source="<report text>")
+    if isinstance(source, (str, os.PathLike)):
+        return decode_report(_read_location(source), source=os.fspath(source))
+    if isinstance(source, Mapping):
+        return parse_report(source, source="<report dict>")
+    to_dict = getattr(source, "to_dict", None)
+    if callable(to_dict):
+        label = f"<{type(source).__module__}.{type(source).__name__}>"
+        try:
+            data = to_dict()
+        except Exception as exc:  # a foreign object's to_dict may fail in any way
+            raise ReportFormatError(label, [f"to_dict() failed: {type(exc).__name__}: {exc}"]) from exc
+        if not isinstance(data, Mapping):
+            raise ReportFormatError(label, [f"to_dict() returned {type(data).__name__}, not a mapping"])
+        return parse_report(data, source=label)
+    raise ReportFormatError(
+        f"<{type(source).__name__}>",
+        [
+            "cannot load a report from this type; pass a path, URL, JSON text/bytes, a dict "
+            "or an object with to_dict()"
+        ],
+    )
+
+
+def _read_location(location: str | os.PathLike[str]) -> bytes:
+    text = os.fspath(location)
+    if "://" in text and not text.startswith("file://"):
+        from heta_nb._fs import read_url
+
+        return read_url(text)
+    path = Path(text[len("file://") :] if text.startswith("file://") else text)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ReportNotFoundError(f"{text}: no such file") from None
+    except IsADirectoryError:
+        candidate = path / "report.json"
+        if candidate.is_file():
+            return candidate.read_bytes()
+        raise ReportFormatError(text, ["is a directory without a report.json"]) from None
+    except OSError as exc:
+        raise ReportFormatError(text, [f"cannot read: {exc.strerror or exc}"]) from None
+
+
+def decode_report(data: bytes | str, *, source: str) -> EvaluationReport:
+    """Parse report JSON (Heta's encoding, ``NaN``/``Infinity`` accepted) and validate it."""
+    if isinstance(data, bytes):
+        if not data.strip():
+            raise ReportFormatError(source, ["empty file, not a report"])
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ReportFormatError(source, [f"not UTF-8 text (byte {exc.start}): {exc.reason}"]) from None
+    else:
+        text = data
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        ended_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        hint = " (the file looks truncated)" if ended_early else ""
+        raise ReportFormatError(
+            source, [f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}"]
+        ) from None
+    except RecursionError:
+        raise ReportFormatError(source, ["JSON nested too deeply"]) from None
+    return _validated(parsed, source)
+
+
+def parse_report(data: Mapping[str, Any], *, source: str = "<report dict>") -> EvaluationReport:
+    """Validate a mapping in the report schema (a deep copy is taken, tuples become lists)."""
+    try:
+        plain = to_json_value(data, "")
+    except TypeError as exc:
+        raise ReportFormatError(source, [str(exc).lstrip(": ")]) from None
+    except RecursionError:
+        raise ReportFormatError(source, ["value nested too deeply"]) from None
+    return _validated(plain, source)
+
+
+def _validated(parsed: Any, source: str) -> EvaluationReport:
+    if not isinstance(parsed, dict):
+        raise ReportFormatError(
+            source, [f"expected a JSON object at the top level, got {json_type_name(parsed)}"]
+        )
+    version = parsed.get("schema_version", "1")
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        supported = ", ".join(repr(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        raise ReportFormatError(
+            source,
+            [
+                f"schema_version: unsupported version {version!r}; "
+                f"this heta_nb reads schema_version {supported} (upgrade heta-nb to read newer reports)"
+            ],
+        )
+    problems = Problems()
+    checked: Any = parsed
+    try:
+        checked = EvaluationReport._check(parsed, "", problems)
+    except _TooManyProblems:
+        pass
+    except RecursionError:
+        problems.items.append("value nested too deeply")
+    if problems:
+        raise ReportFormatError(source, problems.items, more=problems.more)
+    return EvaluationReport._wrap(checked)
+
+
+def encode_report(report: EvaluationReport) -> bytes:
+    """The report as Heta writes it: compact UTF-8 JSON, non-ASCII kept."""
+    return dumps_compact(report._data).encode("utf-8")

@@ -1,0 +1,522 @@
+"""Heta's EvaluationReport (``report.json``, schema_version "1") and its parts.
+
+Field names, key order, defaults and validation rules follow heta-framework 0.1.2
+(see ``docs/heta-compat`` in the repository, section 1). The classes are immutable;
+build new ones with ``replace(...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from heta_nb.model._json import freeze, json_type_name
+from heta_nb.model._record import (
+    Choice,
+    Field,
+    Flag,
+    Items,
+    JsonObject,
+    Nested,
+    Number,
+    Problems,
+    Record,
+    Text,
+    TextList,
+    _join,
+)
+from heta_nb.model.query import QueryResponse
+from heta_nb.model.summary import heta_score_summary, numeric_value
+
+if TYPE_CHECKING:  # pragma: no cover - only for type checkers
+    import pandas as pd
+
+    from heta_nb.model.summary import MetricSummary
+
+__all__ = [
+    "EVALUATION_SCHEMA_VERSION",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "BenchmarkManifest",
+    "EvaluationCaseResult",
+    "EvaluationError",
+    "EvaluationReport",
+    "EvaluationScore",
+    "ModeCounts",
+]
+
+EVALUATION_SCHEMA_VERSION = "1"
+"""The report schema version this heta_nb writes (Heta 0.1.2's ``EVALUATION_SCHEMA_VERSION``)."""
+
+SUPPORTED_SCHEMA_VERSIONS: tuple[str, ...] = ("1",)
+"""Report schema versions this heta_nb can read."""
+
+BUILD_SCOPES = ("corpus", "group", "case")
+
+
+class _ScoreValue(Field[float | bool | str]):
+    """An evaluator's value: a number, a bool, or a non-blank string."""
+
+    def build(self, value: Any) -> Any:
+        if isinstance(value, str):
+            if not value.strip():
+                raise ValueError(f"{self.label} must not be empty")
+            return value.strip()
+        if isinstance(value, (bool, int, float)):
+            return value
+        raise TypeError(f"{self.label} must be a number, bool or string, got {type(value).__name__}")
+
+    def check(self, raw: Any, path: str, problems: Problems) -> Any:
+        if type(raw) is str:
+            if not raw.strip():
+                problems.add(_join(path, self.key), "must not be empty")
+        elif not isinstance(raw, (bool, int, float)):
+            problems.add(
+                _join(path, self.key),
+                f"expected number, bool or string, got {json_type_name(raw)}",
+            )
+        return raw
+
+
+class _ScoreSummary(Field[Mapping[str, float]]):
+    """``{"<mode>.<score name>": mean}``: a JSON object of numbers."""
+
+    def build(self, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{self.label} must be a mapping, got {type(value).__name__}")
+        result = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{self.label} keys must be strings, got {type(key).__name__}")
+            if isinstance(item, bool) or not isinstance(item, (int, float)):
+                raise TypeError(f"{self.label}[{key!r}] must be a number, got {type(item).__name__}")
+            result[key] = item
+        return result
+
+    def check(self, raw: Any, path: str, problems: Problems) -> Any:
+        here = _join(path, self.key)
+        if type(raw) is not dict:
+            problems.add(here, f"expected object, got {json_type_name(raw)}")
+            return raw
+        for key, item in raw.items():
+            if isinstance(item, bool) or not isinstance(item, (int, float)):
+                problems.add(f"{here}[{key!r}]", f"expected number, got {json_type_name(item)}")
+        return raw
+
+    def read(self, obj: Record, raw: Any) -> Mapping[str, float]:
+        return self.cached(obj, lambda: freeze(raw))  # type: ignore[no-any-return]
+
+
+class EvaluationScore(Record):
+    """The score one evaluator gave one response."""
+
+    __slots__ = ()
+
+    name: Text[str] = Text("Evaluator name, e.g. ``evidence_recall@5`` (the summary key suffix).")
+    value: _ScoreValue = _ScoreValue("Score value: number, bool, or non-blank string.")
+    passed: Flag[bool | None] = Flag(
+        "Pass/fail verdict, or null when the metric has none.", optional=True, default=None
+    )
+    metadata: JsonObject = JsonObject("Evaluator details (matched ids, ``skipped`` and ``reason``...).")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        value: float | bool | str,
+        passed: bool | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._assign({"name": name, "value": value, "passed": passed, "metadata": metadata})
+
+    @property
+    def numeric(self) -> float | None:
+        """The value as Heta's summary counts it: bool -> 1.0/0.0, number -> float, str -> None."""
+        return numeric_value(self._data["value"])
+
+    @property
+    def skipped(self) -> bool:
+        """True when the evaluator had nothing to score (``metadata.skipped``).
+
+        Heta still records a 0.0/False value for skipped scores and averages it in.
+        """
+        return self._data["metadata"].get("skipped") is True
+
+
+class EvaluationError(Record):
+    """Why one case × mode has no response."""
+
+    __slots__ = ()
+
+    message: Text[str] = Text("Error message (``str(exc)`` or the class name).")
+    error_type: Text[str] = Text("Unqualified exception class name, e.g. ``LookupError``.")
+    retryable: Flag[bool] = Flag("Whether retrying could succeed (Heta 0.1.2 never sets it).", default=False)
+    metadata: JsonObject = JsonObject("Details (heta_nb adds ``traceback``, ``attempts``...).")
+
+    def __init__(
+        self,
+        *,
+        message: str,
+        error_type: str,
+        retryable: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._assign(
+            {"message": message, "error_type": error_type, "retryable": retryable, "metadata": metadata}
+        )
+
+
+class BenchmarkManifest(Record):
+    """Identity and citation metadata of one benchmark split."""
+
+    __slots__ = ()
+
+    name: Text[str] = Text("Benchmark name.")
+    version: Text[str] = Text("Benchmark version.")
+    split: Text[str] = Text("Split, e.g. ``test``.")
+    task_type: Text[str] = Text("Free-form task type, e.g. ``multihop_qa``.")
+    build_scope: Choice = Choice(
+        "How KBs are built: ``corpus``, ``group`` or ``case``.", BUILD_SCOPES, default="corpus"
+    )
+    homepage: Text[str | None] = Text("Homepage URL.", optional=True)
+    license: Text[str | None] = Text("License of the benchmark data.", optional=True)
+    citation: Text[str | None] = Text("How to cite the benchmark.", optional=True)
+    metadata: JsonObject = JsonObject("Free-form metadata.")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        version: str,
+        split: str,
+        task_type: str,
+        build_scope: str = "corpus",
+        homepage: str | None = None,
+        license: str | None = None,  # noqa: A002 - Heta's field name
+        citation: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._assign(
+            {
+                "name": name,
+                "version": version,
+                "split": split,
+                "task_type": task_type,
+                "build_scope": build_scope,
+                "homepage": homepage,
+                "license": license,
+                "citation": citation,
+                "metadata": metadata,
+            }
+        )
+
+    @property
+    def key(self) -> str:
+        """``name:version:split``, Heta's stable benchmark key."""
+        return f"{self.name}:{self.version}:{self.split}"
+
+
+class EvaluationCaseResult(Record):
+    """One benchmark case × one query mode: a response with scores, or an error."""
+
+    __slots__ = ()
+
+    case_id: Text[str] = Text("Benchmark case id.")
+    query: Text[str] = Text("The case's query text (not an engine's rewrite).")
+    query_mode: Text[str] = Text("Query mode that was called.")
+    scores: Items[EvaluationScore] = Items("Scores, in evaluator order (empty for errors).", EvaluationScore)
+    response: Nested[QueryResponse | None] = Nested(
+        "The response, or null for an error.", QueryResponse, optional=True
+    )
+    latency_ms: Number[float | None] = Number(
+        "Query plus evaluation time in milliseconds (Heta includes evaluator time).",
+        optional=True,
+        minimum=0,
+        default=None,
+    )
+    error: Nested[EvaluationError | None] = Nested("The error, or null.", EvaluationError, optional=True)
+    metadata: JsonObject = JsonObject("``benchmark_run_unit`` and the per-unit ``knowledge_base_name``.")
+
+    def __init__(
+        self,
+        *,
+        case_id: str,
+        query: str,
+        query_mode: str,
+        scores: Iterable[EvaluationScore | Mapping[str, Any]] = (),
+        response: QueryResponse | Mapping[str, Any] | None = None,
+        latency_ms: float | None = None,
+        error: EvaluationError | Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._assign(
+            {
+                "case_id": case_id,
+                "query": query,
+                "query_mode": query_mode,
+                "scores": scores,
+                "response": response,
+                "latency_ms": latency_ms,
+                "error": error,
+                "metadata": metadata,
+            }
+        )
+
+    def _check_built(self, data: dict[str, Any]) -> None:
+        if data["response"] is None and data["error"] is None:
+            raise ValueError("EvaluationCaseResult: either response or error must be set")
+
+    @classmethod
+    def _check_rules(cls, raw: dict[str, Any], path: str, problems: Problems) -> None:
+        if raw.get("response") is None and raw.get("error") is None:
+            problems.add(path, "either response or error must be set")
+
+    @property
+    def ok(self) -> bool:
+        """True when the case produced a response (no error)."""
+        return self._data["error"] is None
+
+    @property
+    def status(self) -> str:
+        """``"ok"`` or ``"error"``."""
+        return "ok" if self._data["error"] is None else "error"
+
+    def score(self, name: str) -> EvaluationScore | None:
+        """The score named ``name``, or None."""
+        for score in self.scores:
+            if score.name == name:
+                return score
+        return None
+
+    @property
+    def unit_id(self) -> str | None:
+        """The benchmark run unit this result belongs to (``metadata.benchmark_run_unit``)."""
+        unit = self._data["metadata"].get("benchmark_run_unit")
+        return unit if isinstance(unit, str) else None
+
+
+@dataclass(frozen=True)
+class ModeCounts:
+    """How many results one query mode has, by outcome."""
+
+    mode: str
+    cases: int
+    errors: int
+    skipped_scores: int
+
+    @property
+    def ok(self) -> int:
+        """Cases with a response."""
+        return self.cases - self.errors
+
+
+class EvaluationReport(Record):
+    """Everything one evaluation run recorded: which recipe, benchmark and modes, every
+    case result, and the score summary. Immutable and traceable: it embeds both the
+    recipe manifest and the knowledge-base manifest(s).
+    """
+
+    __slots__ = ()
+
+    schema_version: Text[str] = Text('Report schema version (``"1"``).', default=EVALUATION_SCHEMA_VERSION)
+    report_id: Text[str] = Text("Report id (Heta's default is ``eval_<32 hex>``).")
+    report_key: Text[str | None] = Text("Object-store key the report was written to, or null.", optional=True)
+    benchmark: Nested[BenchmarkManifest] = Nested("The benchmark manifest.", BenchmarkManifest)
+    knowledge_base_name: Text[str] = Text("Base KB name passed to the run (also in multi-unit runs).")
+    knowledge_base_manifest: JsonObject = JsonObject(
+        'One KB manifest, or ``{"knowledge_bases": [...]}`` with one per run unit.', heta_safe=True
+    )
+    recipe_manifest: JsonObject = JsonObject("``recipe.manifest().to_dict()``.", heta_safe=True)
+    query_modes: TextList = TextList("Query modes, in the caller's order.")
+    score_summary: _ScoreSummary = _ScoreSummary("``{mode.score: mean}`` with Heta's semantics, sorted keys.")
+    case_results: Items[EvaluationCaseResult] = Items(
+        "Case results in run order (unit, then case, then mode).", EvaluationCaseResult
+    )
+    started_at: Text[str] = Text("ISO-8601 start time (UTC).")
+    finished_at: Text[str] = Text("ISO-8601 time after the last query.")
+    metadata: JsonObject = JsonObject("Run metadata (``benchmark_document_keys``, ``run_units``, ...).")
+
+    def __init__(
+        self,
+        *,
+        report_id: str,
+        benchmark: BenchmarkManifest | Mapping[str, Any],
+        knowledge_base_name: str,
+        knowledge_base_manifest: Mapping[str, Any] | None = None,
+        recipe_manifest: Mapping[str, Any] | None = None,
+        query_modes: Sequence[str] = (),
+        case_results: Iterable[EvaluationCaseResult | Mapping[str, Any]] = (),
+        started_at: str,
+        finished_at: str,
+        score_summary: Mapping[str, float] | None = None,
+        schema_version: str = EVALUATION_SCHEMA_VERSION,
+        report_key: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        results = [EvaluationCaseResult.coerce(item) for item in case_results]
+        if score_summary is None:
+            score_summary = heta_score_summary(results)
+        self._assign(
+            {
+                "schema_version": schema_version,
+                "report_id": report_id,
+                "report_key": report_key,
+                "benchmark": benchmark,
+                "knowledge_base_name": knowledge_base_name,
+                "knowledge_base_manifest": knowledge_base_manifest,
+                "recipe_manifest": recipe_manifest,
+                "query_modes": query_modes,
+                "score_summary": score_summary,
+                "case_results": results,
+                "started_at": started_at,
+                "finished_at": finished_at,
+                "metadata": metadata,
+            }
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"EvaluationReport(report_id={self.report_id!r}, benchmark={self.benchmark.key!r}, "
+            f"knowledge_base_name={self.knowledge_base_name!r}, query_modes={list(self.query_modes)!r}, "
+            f"case_results={len(self._data['case_results'])})"
+        )
+
+    # -- derived views ---------------------------------------------------------------
+    @property
+    def knowledge_base_manifests(self) -> tuple[Mapping[str, Any], ...]:
+        """The KB manifest(s) as a tuple, whichever of Heta's two shapes was stored."""
+        manifest = self.knowledge_base_manifest
+        nested = manifest.get("knowledge_bases")
+        if len(manifest) == 1 and isinstance(nested, tuple):
+            return tuple(item for item in nested if isinstance(item, Mapping))
+        return (manifest,) if manifest else ()
+
+    @property
+    def recipe_steps(self) -> tuple[Mapping[str, Any], ...]:
+        """The recipe's steps (``index``, ``name``, ``type``, ...), in order."""
+        steps = self.recipe_manifest.get("steps")
+        return tuple(s for s in steps if isinstance(s, Mapping)) if isinstance(steps, tuple) else ()
+
+    @property
+    def duration_s(self) -> float | None:
+        """Seconds from ``started_at`` to ``finished_at``; None if either does not parse."""
+        try:
+            start = datetime.fromisoformat(self.started_at)
+            end = datetime.fromisoformat(self.finished_at)
+            return (end - start).total_seconds()
+        except (TypeError, ValueError):
+            return None
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """Every score name, in first-seen (evaluator) order."""
+
+        def names() -> tuple[str, ...]:
+            seen: dict[str, None] = {}
+            for result in self._data["case_results"]:
+                for score in result["scores"]:
+                    seen.setdefault(score["name"], None)
+            return tuple(seen)
+
+        return _cached(self, "metric_names", names)
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The query modes: ``query_modes`` de-duplicated, then any mode only seen in results."""
+
+        def modes() -> tuple[str, ...]:
+            seen = dict.fromkeys(self._data["query_modes"])
+            for result in self._data["case_results"]:
+                seen.setdefault(result["query_mode"], None)
+            return tuple(seen)
+
+        return _cached(self, "modes", modes)
+
+    def mode_counts(self) -> dict[str, ModeCounts]:
+        """Per mode: number of case results, errors and skipped scores."""
+        cases = dict.fromkeys(self.modes, 0)
+        errors = dict.fromkeys(self.modes, 0)
+        skipped = dict.fromkeys(self.modes, 0)
+        for result in self._data["case_results"]:
+            mode = result["query_mode"]
+            cases[mode] += 1
+            if result["error"] is not None:
+                errors[mode] += 1
+            for score in result["scores"]:
+                if score["metadata"].get("skipped") is True:
+                    skipped[mode] += 1
+        return {m: ModeCounts(m, cases[m], errors[m], skipped[m]) for m in self.modes}
+
+    @property
+    def error_count(self) -> int:
+        """Number of case results that ended in an error."""
+        return sum(1 for r in self._data["case_results"] if r["error"] is not None)
+
+    def errors(self) -> Iterator[EvaluationCaseResult]:
+        """The case results that ended in an error, in report order."""
+        return (r for r in self.case_results if not r.ok)
+
+    def case(self, case_id: str, mode: str | None = None) -> EvaluationCaseResult:
+        """The result for ``case_id`` in ``mode`` (``mode`` may be omitted with one mode).
+
+        Raises:
+            KeyError: with a message listing what exists instead.
+        """
+        if mode is None:
+            if len(self.modes) != 1:
+                raise KeyError(f"case {case_id!r}: give a mode, one of {list(self.modes)}")
+            mode = self.modes[0]
+        index = _cached(self, "case_index", self._case_index)
+        position = index.get((case_id, mode))
+        if position is None:
+            if not any(key[0] == case_id for key in index):
+                raise KeyError(f"no case {case_id!r} in report {self.report_id!r}")
+            raise KeyError(f"case {case_id!r} has no result for mode {mode!r} (modes: {list(self.modes)})")
+        return self.case_results[position]
+
+    def _case_index(self) -> dict[tuple[str, str], int]:
+        index: dict[tuple[str, str], int] = {}
+        for position, result in enumerate(self._data["case_results"]):
+            index.setdefault((result["case_id"], result["query_mode"]), position)
+        return index
+
+    def recomputed_score_summary(self) -> dict[str, float]:
+        """Heta's score summary recomputed from ``case_results`` (equals ``score_summary``
+        for any report Heta or heta_nb wrote)."""
+        return heta_score_summary(self.case_results)
+
+    def metric_summaries(self, *, confidence: float = 0.95) -> list[MetricSummary]:
+        """Per mode × metric: n, Heta's mean, errors, skipped, std and a confidence interval."""
+        from heta_nb.model.summary import summarize_metrics
+
+        return summarize_metrics(self, confidence=confidence)
+
+    # -- pandas views (pandas is imported only when called) ------------------------
+    def cases_frame(self) -> pd.DataFrame:
+        """One row per case × mode; see :func:`heta_nb.tables.cases_frame`."""
+        from heta_nb.tables import cases_frame
+
+        return cases_frame(self)
+
+    def scores_frame(self) -> pd.DataFrame:
+        """Tidy scores, one row per score; see :func:`heta_nb.tables.scores_frame`."""
+        from heta_nb.tables import scores_frame
+
+        return scores_frame(self)
+
+    def summary_frame(self) -> pd.DataFrame:
+        """Mode × metric statistics; see :func:`heta_nb.tables.summary_frame`."""
+        from heta_nb.tables import summary_frame
+
+        return summary_frame(self)
+
+
+def _cached(obj: Record, key: str, make: Any) -> Any:
+    cache = obj._cache
+    if cache is None:
+        cache = {}
+        object.__setattr__(obj, "_cache", cache)
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
