@@ -1,0 +1,656 @@
+"""Where reports live: Heta's object-store layout, on disk, fsspec or a Heta ObjectStore.
+
+Layout (exactly Heta 0.1.2's ``default_report_key``, so each finds the other's reports)::
+
+    _heta/knowledge_bases/{slug(knowledge_base_name)}/evaluations/{slug(report_id)}/report.json
+
+``slug`` is Heta's: strip, lowercase, join whitespace-separated words with ``_``.
+Heta changes nothing else, so ``"../x"`` or ``"a/b"`` would escape or nest; heta_nb
+refuses such names *before* doing any work (:func:`safe_slug`), and never writes
+outside the store root.
+
+Next to ``report.json`` heta_nb writes ``heta_nb.summary.json`` (the listing row), so
+``ReportStore.list()`` never has to parse every case of every report. Reports written
+by Heta have no such file and are parsed once per listing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from heta_nb._sync import run_sync
+from heta_nb.errors import (
+    ReportExistsError,
+    ReportFormatError,
+    ReportNotFoundError,
+    StoreError,
+    UnsafeNameError,
+)
+from heta_nb.model.io import decode_report, encode_report
+from heta_nb.model.report import EvaluationReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "REPORT_FILE",
+    "SUMMARY_FILE",
+    "ReportStore",
+    "ReportSummary",
+    "heta_slug",
+    "report_key",
+    "report_prefix",
+    "safe_slug",
+]
+
+REPORT_FILE = "report.json"
+SUMMARY_FILE = "heta_nb.summary.json"
+KB_ROOT = "_heta/knowledge_bases"
+MAX_NAME_LENGTH = 128
+"""Longest knowledge-base name or report id accepted (characters; also <= 255 UTF-8 bytes)."""
+
+_SUMMARY_FORMAT = 1
+
+
+def heta_slug(value: str) -> str:
+    """Heta's ``_slug``: strip, lowercase, join whitespace-separated parts with ``_``.
+
+    Nothing else changes: ``"a/b"`` stays ``"a/b"``. Use :func:`safe_slug` for keys.
+    """
+    return "_".join(value.strip().lower().split())
+
+
+def safe_slug(value: Any, what: str = "name") -> str:
+    """Heta's slug of ``value``, refusing names that would escape or break the layout.
+
+    Refused (with :class:`UnsafeNameError`): non-strings, empty or blank names, ``.``
+    and ``..``, ``/`` or ``\\`` anywhere (absolute paths included), NUL and other
+    control characters, and names over :data:`MAX_NAME_LENGTH` characters or 255
+    UTF-8 bytes (a file-name limit on every common file system).
+    """
+    if not isinstance(value, str):
+        raise UnsafeNameError(f"{what} must be a string, got {type(value).__name__}")
+    slug = heta_slug(value)
+    if not slug:
+        raise UnsafeNameError(f"{what} must not be empty")
+    if slug in (".", ".."):
+        raise UnsafeNameError(f"{what} {value!r} is not allowed: it would escape or alias its folder")
+    for char in ("/", "\\"):
+        if char in slug:
+            raise UnsafeNameError(
+                f"{what} {value!r} contains {char!r}, which would nest or escape the store layout"
+            )
+    for char in slug:
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs") or char == "\x00":
+            raise UnsafeNameError(f"{what} {value!r} contains the control character {char!r}")
+    if len(slug) > MAX_NAME_LENGTH or len(slug.encode("utf-8")) > 255:
+        raise UnsafeNameError(f"{what} is too long ({len(slug)} characters; at most {MAX_NAME_LENGTH})")
+    return slug
+
+
+def report_prefix(knowledge_base_name: str, report_id: str) -> str:
+    """The folder of one report: ``_heta/knowledge_bases/{kb}/evaluations/{id}``."""
+    kb = safe_slug(knowledge_base_name, "knowledge_base_name")
+    rid = safe_slug(report_id, "report_id")
+    return f"{KB_ROOT}/{kb}/evaluations/{rid}"
+
+
+def report_key(knowledge_base_name: str, report_id: str) -> str:
+    """Heta's report key for ordinary names; unsafe names raise :class:`UnsafeNameError`."""
+    return f"{report_prefix(knowledge_base_name, report_id)}/{REPORT_FILE}"
+
+
+_KEY_PATTERN = re.compile(r"^_heta/knowledge_bases/([^/]+)/evaluations/([^/]+)/report\.json$")
+
+
+# -- listing rows -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportSummary:
+    """One row of a store listing: what a report is, without its case results."""
+
+    key: str
+    knowledge_base: str
+    """The KB folder (slug) the report is stored under."""
+    knowledge_base_name: str
+    report_id: str
+    benchmark: str
+    benchmark_version: str
+    benchmark_split: str
+    task_type: str
+    query_modes: tuple[str, ...]
+    cases: int
+    errors: int
+    started_at: str
+    finished_at: str
+    duration_s: float | None
+    status: str
+    """``complete`` unless heta_nb recorded otherwise (``cancelled``, ``failed``...)."""
+    size_bytes: int
+    score_summary: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, report: EvaluationReport, *, key: str, size_bytes: int) -> ReportSummary:
+        """Build the row for ``report`` stored at ``key``."""
+        match = _KEY_PATTERN.match(key)
+        run_info = report.metadata.get("heta_nb")
+        status = run_info.get("status") if isinstance(run_info, Mapping) else None
+        return cls(
+            key=key,
+            knowledge_base=match.group(1) if match else heta_slug(report.knowledge_base_name),
+            knowledge_base_name=report.knowledge_base_name,
+            report_id=report.report_id,
+            benchmark=report.benchmark.name,
+            benchmark_version=report.benchmark.version,
+            benchmark_split=report.benchmark.split,
+            task_type=report.benchmark.task_type,
+            query_modes=report.query_modes,
+            cases=len(report.case_results),
+            errors=report.error_count,
+            started_at=report.started_at,
+            finished_at=report.finished_at,
+            duration_s=report.duration_s,
+            status=status if isinstance(status, str) else "complete",
+            size_bytes=size_bytes,
+            score_summary=dict(report.score_summary),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The sidecar form (``heta_nb.summary.json``)."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["query_modes"] = list(self.query_modes)
+        data["score_summary"] = dict(self.score_summary)
+        return {"format": _SUMMARY_FORMAT, **data}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ReportSummary:
+        """Inverse of :meth:`to_json`; raises ``KeyError``/``TypeError`` when malformed."""
+        if data.get("format") != _SUMMARY_FORMAT:
+            raise KeyError("format")
+        values = {name: data[name] for name in cls.__dataclass_fields__}
+        values["query_modes"] = tuple(values["query_modes"])
+        if not isinstance(values["score_summary"], dict) or not isinstance(values["size_bytes"], int):
+            raise TypeError("malformed summary")
+        return cls(**values)
+
+
+# -- backends -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    key: str
+    size: int
+
+
+class _Backend(Protocol):
+    description: str
+
+    def read(self, key: str) -> bytes: ...
+
+    def write(self, key: str, data: bytes) -> None: ...
+
+    def append(self, key: str, data: bytes) -> None: ...
+
+    def exists(self, key: str) -> bool: ...
+
+    def size(self, key: str) -> int | None: ...
+
+    def list(self, prefix: str) -> list[_Entry]: ...
+
+    def read_many(self, keys: list[str]) -> dict[str, bytes]: ...
+
+    def delete_prefix(self, prefix: str) -> int: ...
+
+
+class _LocalBackend:
+    """A folder on the local file system. Writes are atomic (temp file + rename)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.expanduser().resolve()
+        self.description = str(self.root)
+
+    def _path(self, key: str) -> Path:
+        path = (self.root / key).resolve()
+        if path != self.root and self.root not in path.parents:  # defence in depth
+            raise UnsafeNameError(f"key {key!r} resolves outside the store root {self.root}")
+        return path
+
+    def read(self, key: str) -> bytes:
+        return self._path(key).read_bytes()
+
+    def write(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def append(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as handle:
+            handle.write(data)
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def size(self, key: str) -> int | None:
+        try:
+            return self._path(key).stat().st_size
+        except FileNotFoundError:
+            return None
+
+    def list(self, prefix: str) -> list[_Entry]:
+        base = self._path(prefix)
+        entries = []
+        if not base.is_dir():
+            return entries
+        for dirpath, _dirnames, filenames in os.walk(base):
+            for name in filenames:
+                full = Path(dirpath, name)
+                rel = full.relative_to(self.root).as_posix()
+                try:
+                    entries.append(_Entry(rel, full.stat().st_size))
+                except FileNotFoundError:  # removed while listing
+                    continue
+        entries.sort(key=lambda e: e.key)
+        return entries
+
+    def read_many(self, keys: list[str]) -> dict[str, bytes]:
+        found = {}
+        for key in keys:
+            try:
+                found[key] = self.read(key)
+            except FileNotFoundError:
+                continue
+        return found
+
+    def delete_prefix(self, prefix: str) -> int:
+        path = self._path(prefix)
+        if not path.exists():
+            return 0
+        count = sum(len(files) for _, _, files in os.walk(path))
+        shutil.rmtree(path)
+        return count
+
+
+class _FsspecBackend:
+    """Any fsspec file system (``memory://``, ``s3://``...). One ``pipe`` per object."""
+
+    def __init__(self, url: str) -> None:
+        from heta_nb._fs import filesystem
+
+        self.fs, root = filesystem(url)
+        self.root = root.rstrip("/")
+        self.description = url
+
+    def _path(self, key: str) -> str:
+        return f"{self.root}/{key}" if self.root else key
+
+    def read(self, key: str) -> bytes:
+        return self.fs.cat_file(self._path(key))  # type: ignore[no-any-return]
+
+    def write(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        parent = path.rsplit("/", 1)[0]
+        self.fs.makedirs(parent, exist_ok=True)
+        # Object stores (s3, gcs, memory) replace an object in one request, so a
+        # reader sees the old bytes or the new ones, never half of them.
+        self.fs.pipe_file(path, data)
+
+    def append(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        old = self.fs.cat_file(path) if self.fs.exists(path) else b""
+        self.write(key, old + data)
+
+    def exists(self, key: str) -> bool:
+        return bool(self.fs.isfile(self._path(key)))
+
+    def size(self, key: str) -> int | None:
+        try:
+            return int(self.fs.size(self._path(key)))
+        except FileNotFoundError:
+            return None
+
+    def list(self, prefix: str) -> list[_Entry]:
+        base = self._path(prefix)
+        try:
+            found = self.fs.find(base, detail=True)
+        except FileNotFoundError:
+            return []
+        entries = []
+        for path, info in found.items():
+            if info.get("type", "file") != "file":
+                continue
+            entries.append(_Entry(_relative(path, self.root), int(info.get("size") or 0)))
+        entries.sort(key=lambda e: e.key)
+        return entries
+
+    def read_many(self, keys: list[str]) -> dict[str, bytes]:
+        if not keys:
+            return {}
+        paths = {self._path(key): key for key in keys}
+        got = self.fs.cat(list(paths), on_error="omit")
+        return {paths[p]: data for p, data in got.items() if p in paths}
+
+    def delete_prefix(self, prefix: str) -> int:
+        entries = self.list(prefix)
+        for entry in entries:
+            self.fs.rm_file(self._path(entry.key))
+        return len(entries)
+
+
+def _relative(path: str, root: str) -> str:
+    path = path.lstrip("/")
+    root = root.lstrip("/")
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    return path
+
+
+class _ObjectStoreBackend:
+    """A heta-framework ObjectStore (async ``put/get/list/exists/delete``), e.g.
+    ``LocalObjectStore``. Heta's ``put`` is a single call, so atomicity is the store's."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        root = getattr(store, "root", None)
+        self.description = f"{type(store).__name__}({root})" if root is not None else type(store).__name__
+
+    def read(self, key: str) -> bytes:
+        data = run_sync(self.store.get(key))
+        return bytes(data)
+
+    def write(self, key: str, data: bytes) -> None:
+        run_sync(self.store.put(key, data))
+
+    def append(self, key: str, data: bytes) -> None:
+        old = self.read(key) if self.exists(key) else b""
+        self.write(key, old + data)
+
+    def exists(self, key: str) -> bool:
+        return bool(run_sync(self.store.exists(key)))
+
+    def size(self, key: str) -> int | None:
+        entries = [e for e in self.list(key.rsplit("/", 1)[0]) if e.key == key]
+        return entries[0].size if entries else None
+
+    def list(self, prefix: str) -> list[_Entry]:
+        infos = run_sync(self.store.list(prefix))
+        entries = []
+        for info in infos:
+            key = getattr(info, "key", None)
+            if isinstance(key, str):
+                size = getattr(info, "size", None)
+                entries.append(_Entry(key, int(size) if isinstance(size, int) else -1))
+        entries.sort(key=lambda e: e.key)
+        return entries
+
+    def read_many(self, keys: list[str]) -> dict[str, bytes]:
+        async def gather() -> list[Any]:
+            import asyncio
+
+            return await asyncio.gather(*(self.store.get(k) for k in keys), return_exceptions=True)
+
+        results = run_sync(gather()) if keys else []
+        return {k: bytes(v) for k, v in zip(keys, results) if isinstance(v, (bytes, bytearray))}
+
+    def delete_prefix(self, prefix: str) -> int:
+        entries = self.list(prefix)
+
+        async def remove() -> None:
+            for entry in entries:
+                await self.store.delete(entry.key)
+
+        run_sync(remove())
+        return len(entries)
+
+
+def _is_object_store(value: Any) -> bool:
+    return all(callable(getattr(value, name, None)) for name in ("put", "get", "list", "exists", "delete"))
+
+
+# -- the store ----------------------------------------------------------------------
+
+
+class ReportStore:
+    """Reports in Heta's layout under one root.
+
+    Args:
+        root: a local folder (``str``/``Path``), an fsspec URL (``memory://bucket``,
+            ``file:///tmp/x``, ``s3://bucket/prefix`` when s3fs is installed), or a
+            heta-framework ObjectStore such as ``LocalObjectStore`` (the object store
+            of a KB's recipe: reports then sit next to the KB, as Heta puts them).
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | Any) -> None:
+        self._cache: dict[tuple[str, int], ReportSummary] = {}
+        if isinstance(root, ReportStore):
+            self._backend: _Backend = root._backend
+        elif isinstance(root, os.PathLike) or (isinstance(root, str) and "://" not in root):
+            self._backend = _LocalBackend(Path(root))
+        elif isinstance(root, str) and root.startswith("file://"):
+            self._backend = _LocalBackend(Path(root[len("file://") :]))
+        elif isinstance(root, str):
+            self._backend = _FsspecBackend(root)
+        elif _is_object_store(root):
+            self._backend = _ObjectStoreBackend(root)
+        else:
+            raise StoreError(
+                f"cannot use a {type(root).__name__} as a report store; pass a folder, "
+                "an fsspec URL or a heta ObjectStore"
+            )
+
+    def __repr__(self) -> str:
+        return f"ReportStore({self._backend.description!r})"
+
+    @property
+    def location(self) -> str:
+        """Where the store lives (a path, URL or object-store description)."""
+        return self._backend.description
+
+    # -- keys ------------------------------------------------------------------------
+    @staticmethod
+    def key_for(knowledge_base_name: str, report_id: str) -> str:
+        """The report.json key for these names (validated; see :func:`safe_slug`)."""
+        return report_key(knowledge_base_name, report_id)
+
+    # -- writing -----------------------------------------------------------------------
+    def save(self, report: EvaluationReport, *, overwrite: bool = False) -> str:
+        """Store ``report`` atomically at Heta's key and return the key.
+
+        The stored report's ``report_key`` is set to the key actually used. A report
+        already stored under that key is never silently replaced: saving a different
+        report there (another id that slugs the same, e.g. ``"Run 1"`` and ``"run_1"``)
+        or the same report again needs ``overwrite=True``.
+
+        Raises:
+            UnsafeNameError: the KB name or report id cannot be used as a key.
+            ReportExistsError: the key is taken and ``overwrite`` is false.
+            StoreError: the store failed.
+        """
+        key = report_key(report.knowledge_base_name, report.report_id)
+        if report.report_key != key:
+            report = report.replace(report_key=key)
+        data = encode_report(report)
+        prefix = key.rsplit("/", 1)[0]
+        try:
+            if not overwrite and self._backend.exists(key):
+                existing = self._peek_report_id(key)
+                other = f"report {existing!r}" if existing and existing != report.report_id else "this report"
+                raise ReportExistsError(
+                    f"{self.location}: {key} already holds {other}; pass overwrite=True to replace it"
+                )
+            self._backend.write(key, data)
+            summary = ReportSummary.of(report, key=key, size_bytes=len(data))
+            self._backend.write(f"{prefix}/{SUMMARY_FILE}", _encode_summary(summary))
+        except (ReportExistsError, UnsafeNameError):
+            raise
+        except OSError as exc:
+            raise StoreError(f"{self.location}: cannot write {key}: {exc}") from exc
+        return key
+
+    def _peek_report_id(self, key: str) -> str | None:
+        summary = self._read_sidecar(key)
+        if summary is not None:
+            return summary.report_id
+        try:
+            return decode_report(self._backend.read(key), source=key).report_id
+        except (ReportFormatError, OSError):
+            return None
+
+    def delete(self, knowledge_base_name: str, report_id: str) -> bool:
+        """Delete one report folder (report, summary, checkpoints). True if it existed."""
+        prefix = report_prefix(knowledge_base_name, report_id)
+        try:
+            removed = self._backend.delete_prefix(prefix)
+        except OSError as exc:
+            raise StoreError(f"{self.location}: cannot delete {prefix}: {exc}") from exc
+        return removed > 0
+
+    # -- reading -----------------------------------------------------------------------
+    def exists(self, knowledge_base_name: str, report_id: str) -> bool:
+        """Whether a report is stored under these names."""
+        return self._backend.exists(report_key(knowledge_base_name, report_id))
+
+    def load(self, knowledge_base_name: str, report_id: str) -> EvaluationReport:
+        """Load one report (names as given to the run; they are slugged like Heta does).
+
+        Raises:
+            ReportNotFoundError: nothing is stored there (the message lists what is).
+            ReportFormatError: the stored file is not a valid report.
+        """
+        key = report_key(knowledge_base_name, report_id)
+        return self.load_key(key)
+
+    def load_key(self, key: str) -> EvaluationReport:
+        """Load the report stored at ``key`` (a ``.../report.json`` key or its folder)."""
+        if not key.endswith(REPORT_FILE):
+            key = key.rstrip("/") + "/" + REPORT_FILE
+        match = _KEY_PATTERN.match(key)
+        if match is None:
+            raise UnsafeNameError(
+                f"{key!r} is not a report key (_heta/knowledge_bases/KB/evaluations/ID/report.json)"
+            )
+        safe_slug(match.group(1), "knowledge base"), safe_slug(match.group(2), "report id")
+        try:
+            data = self._backend.read(key)
+        except FileNotFoundError:
+            kb = match.group(1)
+            known = sorted({s.report_id for s in self.summaries() if s.knowledge_base == kb})
+            hint = f"; reports for {kb!r}: {', '.join(known[:10])}" if known else ""
+            raise ReportNotFoundError(f"{self.location}: no report at {key}{hint}") from None
+        except OSError as exc:
+            raise StoreError(f"{self.location}: cannot read {key}: {exc}") from exc
+        return decode_report(data, source=f"{self.location}/{key}")
+
+    def latest(self, knowledge_base_name: str) -> EvaluationReport:
+        """The most recently started report of one knowledge base."""
+        kb = safe_slug(knowledge_base_name, "knowledge_base_name")
+        rows = [s for s in self.summaries() if s.knowledge_base == kb]
+        if not rows:
+            raise ReportNotFoundError(
+                f"{self.location}: no reports for knowledge base {knowledge_base_name!r}"
+            )
+        newest = max(rows, key=lambda s: (s.started_at, s.finished_at, s.report_id))
+        return self.load_key(newest.key)
+
+    def __iter__(self) -> Iterator[EvaluationReport]:
+        for summary in self.summaries():
+            yield self.load_key(summary.key)
+
+    def __contains__(self, item: object) -> bool:
+        if isinstance(item, tuple) and len(item) == 2:
+            return self.exists(*item)
+        return False
+
+    # -- listing -----------------------------------------------------------------------
+    def summaries(self, *, on_error: str = "skip") -> list[ReportSummary]:
+        """One :class:`ReportSummary` per stored report, sorted by KB then start time.
+
+        Reads the small sidecar written by heta_nb when it matches the report's size;
+        otherwise (a report written by Heta, or replaced since) parses the report.
+        Unreadable reports are skipped (``on_error="skip"``) or raise (``"raise"``).
+        """
+        try:
+            entries = self._backend.list(KB_ROOT)
+        except OSError as exc:
+            raise StoreError(f"{self.location}: cannot list reports: {exc}") from exc
+        reports = [e for e in entries if _KEY_PATTERN.match(e.key)]
+        sidecars = {e.key for e in entries if e.key.endswith("/" + SUMMARY_FILE)}
+        wanted = [r.key.rsplit("/", 1)[0] + "/" + SUMMARY_FILE for r in reports]
+        blobs = self._backend.read_many([k for k in wanted if k in sidecars])
+        rows = []
+        for entry, sidecar_key in zip(reports, wanted):
+            summary = _decode_summary(blobs.get(sidecar_key), entry)
+            if summary is None:
+                summary = self._cache.get((entry.key, entry.size))
+            if summary is None:
+                try:
+                    data = self._backend.read(entry.key)
+                    report = decode_report(data, source=f"{self.location}/{entry.key}")
+                except (ReportFormatError, OSError):
+                    if on_error == "raise":
+                        raise
+                    continue
+                summary = ReportSummary.of(report, key=entry.key, size_bytes=len(data))
+                self._cache[(entry.key, entry.size)] = summary
+            rows.append(summary)
+        rows.sort(key=lambda s: (s.knowledge_base, s.started_at, s.report_id))
+        return rows
+
+    def _read_sidecar(self, key: str) -> ReportSummary | None:
+        prefix = key.rsplit("/", 1)[0]
+        size = self._backend.size(key)
+        if size is None:
+            return None
+        blobs = self._backend.read_many([f"{prefix}/{SUMMARY_FILE}"])
+        return _decode_summary(blobs.get(f"{prefix}/{SUMMARY_FILE}"), _Entry(key, size))
+
+    def list(self) -> pd.DataFrame:
+        """Every stored report as a pandas DataFrame, one row each.
+
+        Columns: kb, report_id, knowledge_base_name, benchmark, benchmark_version,
+        split, task_type, modes, cases, errors, status, started_at, finished_at,
+        duration_s, size_bytes, key, then one column per ``score_summary`` key.
+        """
+        from heta_nb.tables import summaries_frame
+
+        return summaries_frame(self.summaries())
+
+
+def _encode_summary(summary: ReportSummary) -> bytes:
+    return json.dumps(summary.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _decode_summary(blob: bytes | None, entry: _Entry) -> ReportSummary | None:
+    if blob is None:
+        return None
+    try:
+        summary = ReportSummary.from_json(json.loads(blob))
+    except (ValueError, KeyError, TypeError):
+        return None
+    # A report replaced by someone else (e.g. Heta re-running with the same id) no
+    # longer matches its sidecar; fall back to parsing it. -1: size unknown.
+    if summary.key != entry.key or (entry.size >= 0 and summary.size_bytes != entry.size):
+        return None
+    return summary
