@@ -87,9 +87,7 @@ def safe_slug(value: Any, what: str = "name") -> str:
         raise UnsafeNameError(f"{what} {value!r} is not allowed: it would escape or alias its folder")
     for char in ("/", "\\"):
         if char in slug:
-            raise UnsafeNameError(
-                f"{what} {value!r} contains {char!r}, which would nest or escape the store layout"
-            )
+            raise UnsafeNameError(f"{what} {value!r} contains {char!r}, which would nest or escape the store layout")
     for char in slug:
         if unicodedata.category(char) in ("Cc", "Cf", "Cs") or char == "\x00":
             raise UnsafeNameError(f"{what} {value!r} contains the control character {char!r}")
@@ -288,6 +286,9 @@ class _LocalBackend:
         path = self._path(prefix)
         if not path.exists():
             return 0
+        if path.is_file():
+            path.unlink()
+            return 1
         count = sum(len(files) for _, _, files in os.walk(path))
         shutil.rmtree(path)
         return count
@@ -548,9 +549,7 @@ class ReportStore:
             key = key.rstrip("/") + "/" + REPORT_FILE
         match = _KEY_PATTERN.match(key)
         if match is None:
-            raise UnsafeNameError(
-                f"{key!r} is not a report key (_heta/knowledge_bases/KB/evaluations/ID/report.json)"
-            )
+            raise UnsafeNameError(f"{key!r} is not a report key (_heta/knowledge_bases/KB/evaluations/ID/report.json)")
         safe_slug(match.group(1), "knowledge base"), safe_slug(match.group(2), "report id")
         try:
             data = self._backend.read(key)
@@ -568,9 +567,7 @@ class ReportStore:
         kb = safe_slug(knowledge_base_name, "knowledge_base_name")
         rows = [s for s in self.summaries() if s.knowledge_base == kb]
         if not rows:
-            raise ReportNotFoundError(
-                f"{self.location}: no reports for knowledge base {knowledge_base_name!r}"
-            )
+            raise ReportNotFoundError(f"{self.location}: no reports for knowledge base {knowledge_base_name!r}")
         newest = max(rows, key=lambda s: (s.started_at, s.finished_at, s.report_id))
         return self.load_key(newest.key)
 
