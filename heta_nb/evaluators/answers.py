@@ -1,0 +1,105 @@
+"""Answer evaluators: Heta's ``answer_contains`` / ``answer_exact_match`` and ``answer_f1``.
+
+``answer_contains`` and ``answer_exact_match`` follow Heta 0.1.2 exactly: both sides
+are casefolded and their whitespace collapsed (punctuation and articles are kept,
+unlike SQuAD); a missing answer counts as ``""``; the value and ``passed`` are bools;
+``metadata.matched_answers`` lists the original expected strings that matched.
+Cases without expected answers score False with ``skipped: true`` (Heta averages
+them in as 0.0).
+
+``answer_f1`` is SQuAD-style token F1: lowercase, strip punctuation and the articles
+a/an/the, split on whitespace, then the best F1 over the expected answers.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from typing import Any
+
+from heta_nb.evaluators.base import BuiltinEvaluator
+from heta_nb.evaluators.evidence import normalize_text
+from heta_nb.model.report import EvaluationScore
+
+__all__ = ["AnswerContains", "AnswerExactMatch", "AnswerF1", "squad_tokens", "token_f1"]
+
+
+class _AnswerMatch(BuiltinEvaluator):
+    exact = False
+
+    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+        """Score the response's answer against the case's expected answers."""
+        expected = tuple(case.expected.answers)
+        if not expected:
+            return self._skipped(False, "case has no expected answers")
+        actual = normalize_text(response.get("answer") or "")
+        if self.exact:
+            matched = [a for a in expected if normalize_text(a) == actual]
+        else:
+            matched = [a for a in expected if normalize_text(a) in actual]
+        ok = bool(matched)
+        return EvaluationScore._wrap(
+            {"name": self.name, "value": ok, "passed": ok, "metadata": {"matched_answers": matched}}
+        )
+
+
+class AnswerContains(_AnswerMatch):
+    """Whether some expected answer occurs in the response's answer (Heta semantics)."""
+
+    name = "answer_contains"
+
+
+class AnswerExactMatch(_AnswerMatch):
+    """Whether the response's answer equals some expected answer (Heta semantics)."""
+
+    name = "answer_exact_match"
+    exact = True
+
+
+_PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def squad_tokens(text: str) -> list[str]:
+    """SQuAD normalisation: lowercase, no punctuation, no articles, whitespace tokens."""
+    text = _PUNCTUATION.sub(" ", text.lower())
+    return _ARTICLES.sub(" ", text).split()
+
+
+def token_f1(prediction: str, gold: str) -> tuple[float, float, float]:
+    """``(f1, precision, recall)`` of SQuAD tokens; two empty answers score 1.0."""
+    predicted = squad_tokens(prediction)
+    expected = squad_tokens(gold)
+    if not predicted or not expected:
+        same = float(predicted == expected)
+        return same, same, same
+    common = sum((Counter(predicted) & Counter(expected)).values())
+    if common == 0:
+        return 0.0, 0.0, 0.0
+    precision = common / len(predicted)
+    recall = common / len(expected)
+    return 2 * precision * recall / (precision + recall), precision, recall
+
+
+class AnswerF1(BuiltinEvaluator):
+    """Best SQuAD token F1 of the answer over the expected answers (``answer_f1``)."""
+
+    name = "answer_f1"
+
+    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+        """Score the response's answer (a missing answer scores 0.0)."""
+        expected = tuple(case.expected.answers)
+        if not expected:
+            return self._skipped(0.0, "case has no expected answers")
+        answer = response.get("answer") or ""
+        best = max(((token_f1(answer, gold), gold) for gold in expected), key=lambda item: item[0][0])
+        (f1, precision, recall), gold = best
+        return EvaluationScore._wrap(
+            {
+                "name": self.name,
+                "value": f1,
+                "passed": None,
+                "metadata": {"best_answer": gold, "precision": precision, "recall": recall},
+            }
+        )

@@ -1,0 +1,207 @@
+"""What an evaluator is, and how anything evaluator-like becomes one.
+
+An evaluator has a ``name`` (the report's score name, so it must be unique per run)
+and an ``evaluate(*, case, response)`` returning a score. The runner accepts:
+
+* Heta evaluator objects unchanged (``name`` + ``async evaluate``);
+* any object with a sync or async ``evaluate`` (``score`` is accepted too);
+* a plain function ``f(case, response)`` (sync or async) returning a number, bool,
+  string, mapping or ``EvaluationScore``;
+* a name string such as ``"evidence_recall@5"`` (see :func:`heta_nb.evaluators.get`).
+
+heta_nb's built-in evaluators subclass :class:`BuiltinEvaluator`: they score the
+heta_nb ``QueryResponse`` synchronously (no coroutine per score), which is part of
+why the runner is faster than Heta's.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from heta_nb.model.query import QueryResponse
+from heta_nb.model.report import EvaluationScore
+
+__all__ = [
+    "BuiltinEvaluator",
+    "Evaluator",
+    "FunctionEvaluator",
+    "PreparedEvaluator",
+    "as_evaluator",
+    "as_score",
+    "response_data",
+]
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Heta's ``BenchmarkEvaluatorProtocol``: a name and an async evaluate."""
+
+    @property
+    def name(self) -> str:  # pragma: no cover - protocol
+        """The score name written to the report."""
+        ...
+
+    async def evaluate(self, *, case: Any, response: Any) -> Any:  # pragma: no cover - protocol
+        """Score one response for one case."""
+        ...
+
+
+def response_data(response: Any) -> dict[str, Any]:
+    """The serialized (JSON) form of a response, converting heta objects if needed."""
+    if isinstance(response, QueryResponse):
+        return response._data
+    return QueryResponse.coerce(response)._data
+
+
+class BuiltinEvaluator:
+    """Base class of heta_nb's own evaluators: a synchronous ``score`` on JSON data."""
+
+    name: str = "builtin"
+    native = True
+    """The runner passes heta_nb's ``QueryResponse`` (not the KB's raw object)."""
+
+    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:  # pragma: no cover
+        """Score the serialized response ``response`` for ``case``."""
+        raise NotImplementedError
+
+    async def evaluate(self, *, case: Any, response: Any) -> EvaluationScore:
+        """Heta's evaluator protocol, so built-ins also work inside Heta's own runner."""
+        return self.score(case, response_data(response))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def _skipped(self, value: float | bool, reason: str) -> EvaluationScore:
+        return EvaluationScore._wrap(
+            {
+                "name": self.name,
+                "value": value,
+                "passed": None,
+                "metadata": {"skipped": True, "reason": reason},
+            }
+        )
+
+
+class FunctionEvaluator:
+    """A plain function ``f(case, response)`` (sync or async) used as an evaluator."""
+
+    native = False
+
+    def __init__(self, func: Callable[..., Any], name: str | None = None) -> None:
+        self.func = func
+        self.name = name or getattr(func, "__name__", None) or type(func).__name__
+        if self.name == "<lambda>":
+            raise ValueError("give a lambda evaluator a name: FunctionEvaluator(func, name='...')")
+        self.is_async = _is_async_callable(func)
+        self.keywords = _accepts_keywords(func)
+
+    def __repr__(self) -> str:
+        return f"FunctionEvaluator({self.name!r})"
+
+    async def evaluate(self, *, case: Any, response: Any) -> Any:
+        """Call the function (keyword or positional, as it accepts)."""
+        result = self.func(case=case, response=response) if self.keywords else self.func(case, response)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+def _is_async_callable(func: Any) -> bool:
+    """True for ``async def`` functions and objects whose ``__call__`` is ``async def``."""
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(type(func).__call__)
+
+
+def _accepts_keywords(func: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    names = set(parameters)
+    return {"case", "response"} <= names or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+class PreparedEvaluator:
+    """An evaluator normalised for the runner: a name and one way to call it.
+
+    ``call(case, raw_response, response)`` returns the raw score (an awaitable for
+    async evaluators); ``raw_response`` is what the KB returned (Heta evaluators get
+    Heta's own objects, so they behave exactly as in Heta's runner) and ``response``
+    is heta_nb's ``QueryResponse`` (what built-ins score).
+    """
+
+    __slots__ = ("name", "original", "is_async", "_call")
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+        self.name = _evaluator_name(original)
+        if isinstance(original, BuiltinEvaluator):
+            score = original.score
+            self.is_async = False
+            self._call: Callable[[Any, Any, QueryResponse], Any] = lambda case, raw, ours: score(case, ours._data)
+            return
+        method = getattr(original, "evaluate", None) or getattr(original, "score", None)
+        if method is None:
+            raise TypeError(f"{original!r} has no evaluate() method")
+        if isinstance(original, FunctionEvaluator):
+            self.is_async = True
+        else:
+            self.is_async = inspect.iscoroutinefunction(method)
+        if _accepts_keywords(method):
+            self._call = lambda case, raw, ours: method(case=case, response=raw)
+        else:
+            self._call = lambda case, raw, ours: method(case, raw)
+
+    def call(self, case: Any, raw_response: Any, response: QueryResponse) -> Any:
+        """Invoke the evaluator (returns an awaitable when it is async)."""
+        return self._call(case, raw_response, response)
+
+    async def run(self, case: Any, raw_response: Any, response: QueryResponse) -> EvaluationScore:
+        """Invoke and await if needed, then convert the outcome to an EvaluationScore."""
+        result = self._call(case, raw_response, response)
+        if inspect.isawaitable(result):
+            result = await result
+        return as_score(result, self.name)
+
+
+def _evaluator_name(evaluator: Any) -> str:
+    name = getattr(evaluator, "name", None)
+    if callable(name):
+        name = name()
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"evaluator {evaluator!r} has no usable name (a non-blank 'name' string)")
+    return name.strip()
+
+
+def as_evaluator(value: Any) -> Any:
+    """Return ``value`` as an evaluator object (see the module docstring)."""
+    if isinstance(value, str):
+        from heta_nb.evaluators.registry import get
+
+        return get(value)
+    if hasattr(value, "evaluate") or hasattr(value, "score"):
+        _evaluator_name(value)
+        return value
+    if callable(value):
+        return FunctionEvaluator(value)
+    raise TypeError(f"cannot use {type(value).__name__} {value!r} as an evaluator")
+
+
+def as_score(result: Any, name: str) -> EvaluationScore:
+    """Convert what an evaluator returned into an :class:`EvaluationScore`.
+
+    Accepts an EvaluationScore (heta_nb's or Heta's), a bare number/bool/string (named
+    after the evaluator) or a mapping of score fields.
+    """
+    if isinstance(result, EvaluationScore):
+        return result
+    if isinstance(result, (bool, int, float, str)):
+        return EvaluationScore(name=name, value=result)
+    if isinstance(result, Mapping):
+        fields = dict(result)
+        fields.setdefault("name", name)
+        return EvaluationScore.coerce(fields)
+    if hasattr(result, "value") and hasattr(result, "name"):
+        return EvaluationScore.coerce(result)
+    raise TypeError(f"evaluator {name!r} returned {type(result).__name__}, not a score")

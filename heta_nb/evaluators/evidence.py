@@ -1,0 +1,203 @@
+"""``evidence_recall@K``: Heta 0.1.2's EvidenceRecallAtK, reimplemented exactly.
+
+An expected evidence item is matched when any of the top-K results matches it.
+Which test applies depends on what the item sets, in Heta's order:
+
+* a locator **and** text: both must hold for the same result;
+* a locator only: every locator key must hold (``source_key``/``object_key``: exact
+  key among the result's source/object keys; ``source_key_prefix``: one of them
+  starts with it; ``document_id``: among the result's document ids, which for Heta's
+  engines are Heta's *parsed* ids ``doc_<sha16>``, never benchmark ids; ``chunk_id``:
+  the result id or one of ``source.chunk_ids``; any other key: ``source[key] ==
+  value``, strict and type-sensitive);
+* text only: casefolded, whitespace-collapsed containment **in either direction**;
+* a reference id only: equals the result id, or one of its document ids, source
+  keys or object keys exactly. A reference id is ignored when a locator or text is
+  present (``heta_nb.benchmark.lint`` warns about evidence that can never match).
+
+A result's candidate provenance is its ``source``, ``source["origin"]`` (when a
+mapping) and ``{"object_key": metadata["origin_source_key"]}`` (when present).
+Cases without evidence score 0.0 with ``skipped: true``, which Heta averages in.
+Numbers equal Heta's to the bit (tested against Heta's own evaluator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from heta_nb.evaluators.base import BuiltinEvaluator
+from heta_nb.model.report import EvaluationScore
+
+__all__ = ["EvidenceRecall", "normalize_text", "result_source_candidates", "source_values"]
+
+_KEY_SINGULAR = ("source_key", "object_key")
+_KEY_PLURAL = ("source_keys", "object_keys")
+
+
+def normalize_text(value: str) -> str:
+    """Casefold and collapse whitespace (Heta's evidence and answer normalisation)."""
+    return " ".join(value.casefold().split())
+
+
+def result_source_candidates(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The provenance mappings of one serialized result, in Heta's order."""
+    source = result.get("source") or {}
+    candidates: list[Mapping[str, Any]] = [source]
+    origin = source.get("origin")
+    if isinstance(origin, Mapping):
+        candidates.append(origin)
+    metadata = result.get("metadata") or {}
+    origin_key = metadata.get("origin_source_key")
+    if origin_key is not None:
+        candidates.append({"object_key": origin_key})
+    return candidates
+
+
+def _as_sequence(value: Any) -> Sequence[Any]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return tuple(value)
+    return (value,)
+
+
+def source_values(candidates: Sequence[Mapping[str, Any]], singular: Sequence[str], plural: Sequence[str]) -> set[str]:
+    """Non-blank ``str()`` values of the given keys across the candidate mappings."""
+    values: set[str] = set()
+    for candidate in candidates:
+        for key in singular:
+            value = candidate.get(key)
+            if value is not None:
+                text = str(value)
+                if text.strip():
+                    values.add(text)
+        for key in plural:
+            for value in _as_sequence(candidate.get(key)):
+                if value is not None:
+                    text = str(value)
+                    if text.strip():
+                        values.add(text)
+    return values
+
+
+class _ResultView:
+    """One result with its provenance sets computed once, on first use."""
+
+    __slots__ = ("data", "candidates", "_keys", "_documents", "_references", "_text")
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = data
+        self.candidates = result_source_candidates(data)
+        self._keys: set[str] | None = None
+        self._documents: set[str] | None = None
+        self._references: set[str] | None = None
+        self._text: str | None = None
+
+    @property
+    def keys(self) -> set[str]:
+        if self._keys is None:
+            self._keys = source_values(self.candidates, _KEY_SINGULAR, _KEY_PLURAL)
+        return self._keys
+
+    @property
+    def documents(self) -> set[str]:
+        if self._documents is None:
+            self._documents = source_values(self.candidates, ("document_id",), ("document_ids",))
+        return self._documents
+
+    @property
+    def references(self) -> set[str]:
+        if self._references is None:
+            self._references = self.documents | self.keys
+        return self._references
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = normalize_text(str(self.data.get("text") or ""))
+        return self._text
+
+
+def _locator_matches(locator: Mapping[str, Any], result: _ResultView) -> bool:
+    source = result.data.get("source") or {}
+    for key, expected in locator.items():
+        if key in _KEY_SINGULAR:
+            if str(expected) not in result.keys:
+                return False
+        elif key == "source_key_prefix":
+            prefix = str(expected)
+            if not any(actual.startswith(prefix) for actual in result.keys):
+                return False
+        elif key == "document_id":
+            if str(expected) not in result.documents:
+                return False
+        elif key == "chunk_id":
+            chunk_ids = source.get("chunk_ids", ())
+            if expected != result.data.get("id") and expected not in (chunk_ids or ()):
+                return False
+        elif source.get(key) != expected:
+            return False
+    return True
+
+
+def _text_matches(expected: str, result: _ResultView) -> bool:
+    wanted = normalize_text(expected)
+    actual = result.text
+    return wanted in actual or actual in wanted
+
+
+def evidence_matches(evidence: Any, result: _ResultView) -> bool:
+    """Heta's rule for whether one evidence item matches one result."""
+    locator = evidence.locator
+    text = evidence.text
+    if locator and text:
+        return _locator_matches(locator, result) and _text_matches(text, result)
+    if locator:
+        return _locator_matches(locator, result)
+    if text:
+        return _text_matches(text, result)
+    reference = evidence.reference_id
+    if reference:
+        return reference == result.data.get("id") or reference in result.references
+    return False
+
+
+class EvidenceRecall(BuiltinEvaluator):
+    """Recall of expected evidence in the top ``k`` results (``evidence_recall@k``)."""
+
+    def __init__(self, k: int = 5) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise ValueError(f"evidence_recall: k must be a positive integer, got {k!r}")
+        self.k = k
+        self.name = f"evidence_recall@{k}"
+
+    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+        """Score one serialized response (see the module docstring)."""
+        expected = tuple(case.expected.evidence)
+        if not expected:
+            return self._skipped(0.0, "case has no expected evidence")
+        results = [_ResultView(r) for r in response["results"][: self.k]]
+        matched_refs: list[str] = []
+        missing_refs: list[str] = []
+        matched = 0
+        for evidence in expected:
+            if any(evidence_matches(evidence, result) for result in results):
+                matched += 1
+                if evidence.reference_id:
+                    matched_refs.append(evidence.reference_id)
+            elif evidence.reference_id:
+                missing_refs.append(evidence.reference_id)
+        return EvaluationScore._wrap(
+            {
+                "name": self.name,
+                "value": matched / len(expected),
+                "passed": None,
+                "metadata": {
+                    "matched": matched,
+                    "expected": len(expected),
+                    "matched_reference_ids": matched_refs,
+                    "missing_reference_ids": missing_refs,
+                },
+            }
+        )

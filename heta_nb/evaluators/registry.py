@@ -1,0 +1,51 @@
+"""Build heta_nb's built-in evaluators from their names."""
+
+from __future__ import annotations
+
+import re
+
+from heta_nb.evaluators.answers import AnswerContains, AnswerExactMatch, AnswerF1
+from heta_nb.evaluators.base import BuiltinEvaluator
+from heta_nb.evaluators.documents import DOCUMENT_METRICS, DocumentMetric
+from heta_nb.evaluators.evidence import EvidenceRecall
+
+__all__ = ["available", "get"]
+
+_ALIASES = {"success": "hit", "rr": "mrr", "p": "precision", "r": "recall"}
+_AT_K = re.compile(r"^(?P<metric>[a-z_]+)@(?P<k>\d+)$")
+_PLAIN = {"answer_contains": AnswerContains, "answer_exact_match": AnswerExactMatch, "answer_f1": AnswerF1}
+
+
+def available() -> list[str]:
+    """The evaluator name patterns :func:`get` understands."""
+    return [*sorted(_PLAIN), "evidence_recall@K", *(f"{m}@K" for m in DOCUMENT_METRICS)]
+
+
+def get(name: str) -> BuiltinEvaluator:
+    """A built-in evaluator from its report name.
+
+    ``evidence_recall@5``, ``answer_contains`` and ``answer_exact_match`` are Heta's
+    evaluators (same names and numbers); ``recall@K``, ``precision@K``, ``hit@K``,
+    ``mrr@K``, ``ndcg@K`` and ``map@K`` are document-level metrics with trec_eval's
+    conventions; ``beir_ndcg@K`` etc. are Heta's BEIR variants; ``answer_f1`` is
+    SQuAD token F1.
+
+    Raises:
+        ValueError: an unknown name (the message lists the known ones).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"evaluator name must be a string, got {type(name).__name__}")
+    key = name.strip().lower()
+    if key in _PLAIN:
+        return _PLAIN[key]()
+    match = _AT_K.match(key)
+    if match:
+        metric, k = match.group("metric"), int(match.group("k"))
+        metric = _ALIASES.get(metric, metric)
+        if k <= 0:
+            raise ValueError(f"evaluator {name!r}: K must be at least 1")
+        if metric == "evidence_recall":
+            return EvidenceRecall(k)
+        if metric in DOCUMENT_METRICS:
+            return DocumentMetric(metric, k)
+    raise ValueError(f"unknown evaluator {name!r}; known: {', '.join(available())}")
