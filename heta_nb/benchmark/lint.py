@@ -1,0 +1,148 @@
+"""Benchmark lint: gold data that can never score, found before the first query.
+
+Heta's evidence matching has traps (spec section 4.1) that silently give 0.0:
+
+* ``locator.document_id`` is compared with Heta's *parsed* ids (``doc_<sha16>``), so a
+  benchmark document id there never matches;
+* a reference id alone must equal a result id, source key or document id *exactly*:
+  a bare benchmark id such as ``"lh6"`` never matches Heta's chunks;
+* a reference id is ignored as soon as a locator or text is set, so a locator that
+  points at another document than the reference id is what counts;
+* a locator that points outside this benchmark's raw keys never matches a KB built by
+  the runner;
+* evidence with both a locator and text must match within one chunk.
+
+Cases without gold data are also reported: their scores are "skipped" zeros that
+Heta averages in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["LintIssue", "lint_benchmark"]
+
+_HETA_PARSED_ID = re.compile(r"^doc_[0-9a-f]{16}$")
+_DOCUMENT_METRIC = re.compile(r"^(beir_)?(recall|precision|hit|success|mrr|rr|ndcg|map)@\d+$")
+
+
+@dataclass(frozen=True)
+class LintIssue:
+    """One kind of problem, with how many cases it affects and a few examples."""
+
+    code: str
+    message: str
+    case_ids: tuple[str, ...] = field(default=(), compare=False)
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+def _names(evaluators: Iterable[Any]) -> list[str]:
+    names = []
+    for evaluator in evaluators:
+        name = evaluator if isinstance(evaluator, str) else getattr(evaluator, "name", None)
+        if callable(name):
+            try:
+                name = name()
+            except Exception:  # noqa: BLE001
+                name = None
+        if isinstance(name, str):
+            names.append(name.strip().lower())
+    return names
+
+
+def _examples(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:5])
+    return f"{shown}{', ...' if len(ids) > 5 else ''}"
+
+
+def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest: Any = None) -> list[LintIssue]:
+    """Problems in ``cases`` that make the given evaluators score nothing useful.
+
+    Args:
+        cases: benchmark cases (heta_nb's or Heta's).
+        evaluators: the evaluators of the run (objects or names).
+        manifest: the benchmark manifest, to know this benchmark's raw-key prefix.
+
+    Returns:
+        One :class:`LintIssue` per kind of problem found (empty when all is well).
+    """
+    names = _names(evaluators)
+    evidence_recall = any(n.startswith("evidence_recall@") for n in names)
+    document_metrics = any(_DOCUMENT_METRIC.match(n) for n in names)
+    answer_metrics = any(n.startswith("answer_") for n in names)
+    prefix = f"raw/benchmarks/{manifest.name}/{manifest.split}/" if manifest is not None else None
+    found: dict[str, list[str]] = {}
+
+    def note(code: str, case_id: str) -> None:
+        ids = found.setdefault(code, [])
+        if not ids or ids[-1] != case_id:
+            ids.append(case_id)
+
+    for case in cases:
+        evidence = tuple(case.expected.evidence)
+        if not evidence and (evidence_recall or document_metrics):
+            note("no_evidence", case.case_id)
+        if not tuple(case.expected.answers) and answer_metrics:
+            note("no_answers", case.case_id)
+        has_reference = False
+        for item in evidence:
+            locator = dict(item.locator or {})
+            reference = item.reference_id
+            has_reference = has_reference or bool(reference)
+            if evidence_recall:
+                document_id = locator.get("document_id")
+                if document_id is not None and not _HETA_PARSED_ID.match(str(document_id)):
+                    note("locator_document_id", case.case_id)
+                if reference and not locator and not item.text and "/" not in reference:
+                    note("bare_reference_id", case.case_id)
+                if locator and item.text:
+                    note("locator_and_text", case.case_id)
+            keys = [str(locator[k]) for k in ("source_key", "object_key", "source_key_prefix") if k in locator]
+            if prefix is not None:
+                for key in keys:
+                    if not key.startswith(prefix):
+                        note("foreign_locator", case.case_id)
+                    elif reference and key[len(prefix) :].split("/", 1)[0] not in ("", reference):
+                        note("reference_locator_mismatch", case.case_id)
+        if evidence and document_metrics and not has_reference:
+            if not any(
+                str(dict(i.locator or {}).get(k, "")).startswith("raw/benchmarks/")
+                for i in evidence
+                for k in ("source_key", "source_key_prefix")
+            ):
+                note("no_document_ids", case.case_id)
+
+    messages = {
+        "locator_document_id": "evidence uses locator.document_id with a benchmark id; Heta's evidence_recall "
+        "compares it with Heta's parsed ids (doc_<sha16>), so it never matches. Use "
+        f'{{"source_key_prefix": "{prefix or "raw/benchmarks/NAME/SPLIT/"}<document_id>/"}} instead',
+        "bare_reference_id": "evidence has only a reference_id; evidence_recall compares it with result ids and "
+        "source keys exactly, so a bare document id never matches a chunk. Add a source_key_prefix locator",
+        "locator_and_text": "evidence sets both a locator and text; both must match within one chunk, so a fact "
+        "split across chunks is never found",
+        "foreign_locator": f"evidence locators point outside this benchmark's raw keys ({prefix}...); they never "
+        "match a KB built from this benchmark",
+        "reference_locator_mismatch": "evidence reference_id and locator name different documents; "
+        "evidence_recall ignores the reference_id when a locator is set, document metrics use the reference_id",
+        "no_document_ids": "evidence has neither reference ids nor raw-key locators, so document-level metrics "
+        "have no judgements and skip these cases",
+        "no_evidence": "cases have no expected evidence: retrieval metrics score them 0.0 (skipped), which Heta's "
+        "summary averages in",
+        "no_answers": "cases have no expected answers: answer metrics score them False/0.0 (skipped), which "
+        "Heta's summary averages in",
+    }
+    issues = []
+    for code, ids in found.items():
+        issues.append(
+            LintIssue(
+                code=code,
+                message=f"{len(ids)} case(s) ({_examples(ids)}): {messages[code]}",
+                case_ids=tuple(ids),
+            )
+        )
+    return issues
