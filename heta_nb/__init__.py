@@ -25,13 +25,22 @@ _EXPORTS: dict[str, str] = {
     "load_report": "heta_nb.model",
     "ReportStore": "heta_nb.store",
     "ReportFormatError": "heta_nb.errors",
+    "Benchmark": "heta_nb.benchmark",
+    "load_benchmark": "heta_nb.benchmark.loaders",
+    "evaluate": "heta_nb.api",
+    "evaluate_async": "heta_nb.api",
+    "start": "heta_nb.api",
+    "EvaluationRun": "heta_nb.runner.handle",
+    "merge_reports": "heta_nb.runner.merge",
 }
 
 __all__ = [
+    "Benchmark",
     "BenchmarkManifest",
     "EvaluationCaseResult",
     "EvaluationError",
     "EvaluationReport",
+    "EvaluationRun",
     "EvaluationScore",
     "QueryCitation",
     "QueryResponse",
@@ -40,10 +49,18 @@ __all__ = [
     "ReportFormatError",
     "ReportStore",
     "__version__",
+    "evaluate",
+    "evaluate_async",
+    "load_benchmark",
     "load_report",
+    "merge_reports",
+    "start",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from heta_nb.api import evaluate, evaluate_async, start
+    from heta_nb.benchmark import Benchmark
+    from heta_nb.benchmark.loaders import load_benchmark
     from heta_nb.errors import ReportFormatError
     from heta_nb.model import (
         BenchmarkManifest,
@@ -57,6 +74,8 @@ if TYPE_CHECKING:  # pragma: no cover
         QueryTraceEvent,
         load_report,
     )
+    from heta_nb.runner.handle import EvaluationRun
+    from heta_nb.runner.merge import merge_reports
     from heta_nb.store import ReportStore
 
 

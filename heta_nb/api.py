@@ -1,0 +1,196 @@
+"""The evaluation entry points: ``evaluate``, ``evaluate_async`` and ``start``.
+
+They wire the engine (which knows nothing about displays) to a progress view:
+the ipywidgets view in a notebook, a one-line console display elsewhere, nothing
+with ``progress=False``, or any callable that takes events.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from heta_nb.model.report import EvaluationReport
+from heta_nb.runner.engine import Engine, RunConfig, subscriber_guard
+from heta_nb.runner.events import Event
+from heta_nb.runner.handle import EvaluationRun
+
+__all__ = ["evaluate", "evaluate_async", "start"]
+
+Progress = bool | str | Callable[[Event], None]
+
+
+def _in_notebook() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _display_subscriber(progress: Progress, run: EvaluationRun | None) -> Callable[[Event], None] | None:
+    if progress is False or progress is None:
+        return None
+    if callable(progress):
+        return progress
+    choice = progress if isinstance(progress, str) else "auto"
+    if choice == "auto":
+        choice = "widget" if _in_notebook() else "console"
+    if choice == "widget":
+        from heta_nb.widget import RunWidget
+
+        widget = RunWidget(run=run)
+        widget.display()
+        return widget
+    if choice == "console":
+        from heta_nb.console import ConsoleProgress
+
+        return ConsoleProgress()
+    raise ValueError(f"progress must be True, False, 'widget', 'console' or a callable, got {progress!r}")
+
+
+def _config(**kwargs: Any) -> RunConfig:
+    return RunConfig(**kwargs)
+
+
+_DOC_ARGS = """
+    Args:
+        benchmark: a heta_nb ``Benchmark``, a benchmark folder (Heta JSONL, BEIR or
+            MultiHop-RAG), or any Heta ``BenchmarkProtocol`` object.
+        kb: the knowledge base: a Heta ``KnowledgeBase``, an object with a sync or async
+            ``query(query, *, mode, top_k, options, trace)``, or a plain function.
+        recipe: instead of ``kb``, a Heta ``KnowledgeRecipe``: one KB is built per run
+            unit, exactly as Heta's runner does, with build progress reported.
+        query_modes: the modes to query, e.g. ``["full_text_search"]``.
+        evaluators: evaluator objects, functions or names (``"evidence_recall@5"``,
+            ``"ndcg@10"``, ``"answer_f1"``...); default: the benchmark's own.
+        top_k, query_options, trace: passed to every query (as Heta does).
+        concurrency: queries in flight at once (default 8, as Heta).
+        timeout_s: per-query timeout (None: no timeout). Timeouts count as retryable.
+        retries, backoff_s: retries for retryable errors (``exc.retryable is True``,
+            timeouts, or ``retry_on`` classes), waiting ``backoff_s * 2**attempt``.
+        store: a ``ReportStore``, folder, fsspec URL or Heta ObjectStore; ``None`` keeps
+            the report in memory; default: the recipe's (or KB recipe's) object store.
+        report_id: default ``eval_<32 hex>`` like Heta.
+        knowledge_base_name: the (base) KB name; default the KB's own name.
+        resume: finish an interrupted run with the same ``report_id`` from its checkpoint.
+        overwrite: replace an existing report with this ``report_id``.
+        shard: ``(index, count)``: run a stable subset; combine with ``merge_reports``.
+        metadata: JSON-safe run metadata (checked before the first query).
+        query_engines: a Heta ``QueryEngineRegistry`` for recipe-built KBs.
+        progress: True (widget in notebooks, console elsewhere), False, ``"widget"``,
+            ``"console"`` or a callable receiving each event.
+        on_event: an extra callable receiving each event.
+"""
+
+
+def start(
+    benchmark: Any,
+    *,
+    kb: Any = None,
+    recipe: Any = None,
+    query_modes: Sequence[str] | str = ("full_text_search",),
+    evaluators: Sequence[Any] | None = None,
+    top_k: int = 10,
+    query_options: Mapping[str, Any] | None = None,
+    trace: bool = False,
+    concurrency: int = 8,
+    timeout_s: float | None = 60.0,
+    retries: int = 2,
+    backoff_s: float = 0.5,
+    retry_on: tuple[type[BaseException], ...] = (),
+    store: Any = "auto",
+    report_id: str | None = None,
+    knowledge_base_name: str | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    shard: tuple[int, int] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    query_engines: Any = None,
+    reuse_kb: bool = True,
+    workspace: Any = None,
+    lint: bool = True,
+    progress: Progress = True,
+    on_event: Callable[[Event], None] | None = None,
+    record_events: bool = False,
+) -> EvaluationRun:
+    """Start an evaluation in the background and return its :class:`EvaluationRun`.
+
+    The caller stays free (in a notebook, other cells run meanwhile). Inputs are
+    validated before this returns; ``run.result()`` waits for the report.
+    """
+    config = _config(
+        benchmark=benchmark,
+        kb=kb,
+        recipe=recipe,
+        query_modes=query_modes,
+        evaluators=evaluators,
+        top_k=top_k,
+        query_options=dict(query_options or {}),
+        trace=trace,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        retries=retries,
+        backoff_s=backoff_s,
+        retry_on=tuple(retry_on),
+        store=store,
+        report_id=report_id,
+        knowledge_base_name=knowledge_base_name,
+        resume=resume,
+        overwrite=overwrite,
+        shard=shard,
+        metadata=dict(metadata or {}),
+        query_engines=query_engines,
+        reuse_kb=reuse_kb,
+        workspace=workspace,
+        lint=lint,
+    )
+    run = EvaluationRun(config, record_events=record_events)
+    display = _display_subscriber(progress, run)
+    if display is not None:
+        run.subscribe(display)
+    if on_event is not None:
+        run.subscribe(on_event)
+    return run.start()
+
+
+def evaluate(benchmark: Any, **kwargs: Any) -> EvaluationReport:
+    """Run an evaluation to the end and return its :class:`EvaluationReport`.
+
+    Blocking, and safe inside a running notebook event loop (the run has its own
+    thread). Ctrl-C (or the widget's Cancel button) stops it and returns the partial
+    report, which says so in ``metadata.heta_nb.status``.
+    """
+    return start(benchmark, **kwargs).result()
+
+
+async def evaluate_async(benchmark: Any, **kwargs: Any) -> EvaluationReport:
+    """``await`` an evaluation on the current event loop (same arguments as :func:`evaluate`)."""
+    progress = kwargs.pop("progress", True)
+    on_event = kwargs.pop("on_event", None)
+    kwargs.pop("record_events", None)
+    if "query_options" in kwargs:
+        kwargs["query_options"] = dict(kwargs["query_options"] or {})
+    if "metadata" in kwargs:
+        kwargs["metadata"] = dict(kwargs["metadata"] or {})
+    config = _config(benchmark=benchmark, **kwargs)
+    subscribers: list[Callable[[Event], None]] = []
+    engine = Engine(config, emit=subscriber_guard(subscribers))
+    display = _display_subscriber(progress, None)
+    if display is not None:
+        subscribers.append(display)
+    if on_event is not None:
+        subscribers.append(on_event)
+    return await engine.run()
+
+
+for _function in (start, evaluate, evaluate_async):
+    _function.__doc__ = (_function.__doc__ or "") + _DOC_ARGS
+_signature = inspect.signature(start)
+_arguments = [p for p in _signature.parameters.values() if p.name not in ("record_events",)]
+evaluate.__signature__ = _signature.replace(  # type: ignore[attr-defined]
+    parameters=_arguments, return_annotation="EvaluationReport"
+)
+evaluate_async.__signature__ = evaluate.__signature__  # type: ignore[attr-defined]

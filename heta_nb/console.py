@@ -1,0 +1,137 @@
+"""Progress in a terminal: one line, rewritten at most every ``min_interval`` seconds.
+
+Used automatically outside notebooks (quiet with ``progress=False``). It folds the
+runner's events with the same pure reducer as the notebook widget.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import IO
+
+from heta_nb.runner.events import Event, RunState, reduce
+
+__all__ = ["ConsoleProgress", "format_duration", "format_state_line"]
+
+
+def format_duration(seconds: float | None) -> str:
+    """``"1h02m"``, ``"3m07s"``, ``"12s"``, or ``"?"``."""
+    if seconds is None:
+        return "?"
+    seconds = max(0, int(round(seconds)))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+def format_state_line(state: RunState) -> str:
+    """One status line: done/total, percent, rate, ETA, errors, and a running mean."""
+    percent = 100 * state.fraction
+    rate = state.rate
+    parts = [
+        f"{state.done:,}/{state.total:,} ({percent:.0f}%)",
+        f"{rate:.1f}/s" if rate else "-/s",
+        f"ETA {format_duration(state.eta_s)}",
+        f"errors {state.errors}",
+    ]
+    if state.build_status == "running":
+        running = [name for name, status in state.build_steps if status == "running"]
+        parts.insert(0, f"building {running[0] if running else '...'}")
+    if state.modes and state.metrics:
+        metric = state.metrics[0]
+        means = [f"{mode} {value:.3f}" for mode in state.modes if (value := state.mean(mode, metric)) is not None]
+        if means:
+            parts.append(f"{metric}: " + ", ".join(means[:3]))
+    return " | ".join(parts)
+
+
+class ConsoleProgress:
+    """An event subscriber that prints progress to a terminal (stderr by default).
+
+    Args:
+        stream: where to write.
+        min_interval: seconds between redraws (the final state is always printed).
+        clock: time source (tests inject a fake one).
+    """
+
+    def __init__(
+        self,
+        stream: IO[str] | None = None,
+        *,
+        min_interval: float = 0.25,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream or sys.stderr
+        self.min_interval = min_interval
+        self.clock = clock
+        self.state = RunState()
+        self.redraws = 0
+        self._last = float("-inf")
+        self._lock = threading.Lock()
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        if not self._tty:  # a log file or CI output: fewer, whole lines
+            self.min_interval = max(min_interval, 2.0)
+        self._width = 0
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self.state = reduce(self.state, event)
+            kind = event.kind
+            if kind == "run_started":
+                bench = self.state.benchmark
+                self._print(
+                    f"heta_nb: evaluating {self.state.knowledge_base_name!r} on {bench.get('name')} "
+                    f"({bench.get('split')}), modes {', '.join(self.state.modes)}: {self.state.total:,} results"
+                    + (f", {self.state.resumed:,} resumed" if self.state.resumed else "")
+                )
+            elif kind == "warning":
+                self._print(f"heta_nb: warning: {event.message}")  # type: ignore[union-attr]
+            elif kind == "build_step" and not self._tty and event.status == "running":  # type: ignore[union-attr]
+                steps = len(self.state.build_steps)
+                self._print(f"heta_nb: building step {event.index + 1}/{steps}: {event.name}")  # type: ignore[union-attr]
+            elif kind == "build_finished":
+                self._print(
+                    f"heta_nb: built {event.knowledge_base_name!r} ({event.status}, "  # type: ignore[union-attr]
+                    f"{event.seconds:.1f} s)"
+                )  # type: ignore[union-attr]
+            elif kind == "run_finished":
+                self._redraw(force=True)
+                self._end_line()
+                self._print(
+                    f"heta_nb: {self.state.status}: {self.state.done:,}/{self.state.total:,} results, "
+                    f"{self.state.errors} errors, {format_duration(self.state.elapsed_s)}"
+                    + (f" ({self.state.error})" if self.state.error else "")
+                )
+                return
+            if self.state.status == "running":
+                self._redraw(force=self._tty and kind in ("build_step", "unit_started"))
+
+    def _redraw(self, *, force: bool = False) -> None:
+        now = self.clock()
+        if not force and now - self._last < self.min_interval:
+            return
+        self._last = now
+        self.redraws += 1
+        line = format_state_line(self.state)
+        if self._tty:
+            padding = " " * max(0, self._width - len(line))
+            self.stream.write("\r" + line + padding)
+            self._width = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _end_line(self) -> None:
+        if self._tty and self._width:
+            self.stream.write("\n")
+            self._width = 0
+
+    def _print(self, text: str) -> None:
+        self._end_line()
+        self.stream.write(text + "\n")
+        self.stream.flush()

@@ -1,0 +1,186 @@
+"""Per-case checkpoints: every finished case is on disk before the run moves on.
+
+The checkpoint is JSON Lines next to the report in the store
+(``.../evaluations/{report_id}/checkpoint.jsonl``): a header line describing the run,
+then one line per finished case × mode with its full result. On a local store each
+line is appended and flushed as the case finishes, so a ``kill -9`` loses at most
+the case in flight (a torn last line is ignored on resume). On fsspec and Heta
+object stores, which cannot append, lines are written as numbered part objects
+(``checkpoint/part-000001.jsonl``) every second or 256 cases.
+
+After a complete run the report holds everything and the checkpoint is deleted;
+after a cancelled or failed run it stays, and ``resume=True`` picks up from it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+from heta_nb.model._json import to_json_value
+from heta_nb.model.report import EvaluationCaseResult
+from heta_nb.store import ReportStore, _LocalBackend, report_prefix
+
+__all__ = ["CHECKPOINT_FILE", "Checkpoint", "CheckpointWriter", "read_checkpoint"]
+
+CHECKPOINT_FILE = "checkpoint.jsonl"
+PARTS_DIR = "checkpoint"
+FORMAT = 1
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except TypeError:  # e.g. a numpy float32 score: convert, never lose the case
+        return json.dumps(to_json_value(value, "result"), ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass
+class Checkpoint:
+    """What a checkpoint holds: its header and the finished results by key."""
+
+    header: Mapping[str, Any]
+    results: dict[tuple[str, str, str], EvaluationCaseResult]
+    """``(unit_id, case_id, mode) -> result``."""
+    skipped_lines: int = 0
+
+
+class CheckpointWriter:
+    """Appends finished results to the checkpoint of one report in one store."""
+
+    def __init__(self, store: ReportStore, knowledge_base_name: str, report_id: str) -> None:
+        self.store = store
+        self.prefix = report_prefix(knowledge_base_name, report_id)
+        self._backend = store._backend
+        self._handle: IO[str] | None = None
+        self._buffer: list[str] = []
+        self._part = 0
+        self._last_flush = time.monotonic()
+        self.local = isinstance(self._backend, _LocalBackend)
+
+    def start(self, header: Mapping[str, Any], *, fresh: bool) -> None:
+        """Open the checkpoint; ``fresh`` discards an old one, else lines are added to it."""
+        line = _dumps({"heta_nb_checkpoint": FORMAT, **header}) + "\n"
+        if fresh:
+            self.delete()
+        if self.local:
+            path = self._backend._path(f"{self.prefix}/{CHECKPOINT_FILE}")  # type: ignore[attr-defined]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = path.open("a", encoding="utf-8")
+            if fresh or path.stat().st_size == 0:
+                self._handle.write(line)
+                self._handle.flush()
+        else:
+            existing = [e for e in self._backend.list(f"{self.prefix}/{PARTS_DIR}")]
+            self._part = len(existing)
+            if fresh or not existing:
+                self._write_part([line])
+
+    def append(self, unit_id: str, case_id: str, mode: str, result: EvaluationCaseResult) -> None:
+        """Record one finished result (durable on local stores before this returns)."""
+        line = "".join(
+            (
+                '{"unit_id":',
+                _dumps(unit_id),
+                ',"case_id":',
+                _dumps(case_id),
+                ',"mode":',
+                _dumps(mode),
+                ',"result":',
+                _dumps(result._data),
+                "}\n",
+            )
+        )
+        if self._handle is not None:
+            self._handle.write(line)
+            self._handle.flush()
+            return
+        self._buffer.append(line)
+        if len(self._buffer) >= 256 or time.monotonic() - self._last_flush > 1.0:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write buffered lines (remote stores)."""
+        if self._buffer:
+            lines, self._buffer = self._buffer, []
+            self._write_part(lines)
+        self._last_flush = time.monotonic()
+
+    def _write_part(self, lines: list[str]) -> None:
+        self._part += 1
+        key = f"{self.prefix}/{PARTS_DIR}/part-{self._part:06d}.jsonl"
+        self._backend.write(key, "".join(lines).encode("utf-8"))
+
+    def close(self) -> None:
+        """Flush and close."""
+        self.flush()
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def delete(self) -> None:
+        """Remove the checkpoint (after the complete report was saved)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        self._backend.delete_prefix(f"{self.prefix}/{CHECKPOINT_FILE}")
+        self._backend.delete_prefix(f"{self.prefix}/{PARTS_DIR}")
+
+
+def _lines(store: ReportStore, prefix: str) -> Iterator[str]:
+    backend = store._backend
+    blobs: list[bytes] = []
+    try:
+        blobs.append(backend.read(f"{prefix}/{CHECKPOINT_FILE}"))
+    except (FileNotFoundError, OSError):
+        pass
+    parts = sorted(e.key for e in backend.list(f"{prefix}/{PARTS_DIR}") if e.key.endswith(".jsonl"))
+    if parts:
+        found = backend.read_many(parts)
+        blobs.extend(found[key] for key in parts if key in found)
+    for blob in blobs:
+        yield from blob.decode("utf-8", errors="replace").splitlines()
+
+
+def read_checkpoint(store: ReportStore, knowledge_base_name: str, report_id: str) -> Checkpoint | None:
+    """The checkpoint of a report, or None when there is none.
+
+    Lines that do not parse (a line torn by ``kill -9``) are skipped and counted.
+    """
+    prefix = report_prefix(knowledge_base_name, report_id)
+    header: Mapping[str, Any] | None = None
+    results: dict[tuple[str, str, str], EvaluationCaseResult] = {}
+    skipped = 0
+    from heta_nb.model._record import Problems
+
+    for line in _lines(store, prefix):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            skipped += 1
+            continue
+        if not isinstance(data, dict):
+            skipped += 1
+            continue
+        if "heta_nb_checkpoint" in data:
+            header = header or data
+            continue
+        problems = Problems()
+        try:
+            checked = EvaluationCaseResult._check(data.get("result"), "result", problems)
+        except Exception:  # noqa: BLE001 - any damage means: redo this case
+            skipped += 1
+            continue
+        if problems:
+            skipped += 1
+            continue
+        key = (str(data.get("unit_id")), str(data.get("case_id")), str(data.get("mode")))
+        results[key] = EvaluationCaseResult._wrap(checked)
+    if header is None and not results:
+        return None
+    return Checkpoint(header=header or {}, results=results, skipped_lines=skipped)

@@ -1,0 +1,689 @@
+"""The evaluation engine: query every case × mode, score it, record it, never lose it.
+
+Compared with Heta 0.1.2's ``BenchmarkRunner`` (spec section 5):
+
+* every input is validated before the first query (names, store, JSON-safety of the
+  metadata, evaluator names, modes), where Heta finds problems only at the end;
+* a bounded pool of ``concurrency`` workers pulls tasks lazily (memory stays flat;
+  Heta creates every coroutine up front);
+* each query has a timeout, and retryable errors and timeouts are retried with
+  exponential backoff;
+* an evaluator that raises is recorded in that score (value ``"error"``, details in
+  ``metadata.error``) and the response is kept; Heta drops the whole result;
+* every finished case goes to a checkpoint at once; cancelling returns a partial
+  report, and ``resume=True`` finishes an interrupted run;
+* events report progress; ``case_results`` keep Heta's order (unit, case, mode)
+  whatever the completion order, and ``score_summary`` has Heta's keys and values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import time
+import traceback
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from heta_nb import __version__
+from heta_nb.errors import ReportExistsError
+from heta_nb.evaluators.base import PreparedEvaluator, as_evaluator, as_score
+from heta_nb.model._json import to_json_value
+from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
+from heta_nb.model.summary import heta_score_summary, numeric_value
+from heta_nb.runner.checkpoint import CheckpointWriter, read_checkpoint
+from heta_nb.runner.events import (
+    CaseFinished,
+    Event,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    RunWarning,
+    UnitStarted,
+)
+from heta_nb.runner.kb import InvalidResponseError, KnowledgeBaseAdapter, normalize_response
+from heta_nb.store import ReportStore, safe_slug
+
+__all__ = ["Engine", "RunConfig", "RunError", "RunFailedError", "shard_of"]
+
+
+class RunError(ValueError):
+    """The run's configuration is invalid (raised before any query)."""
+
+
+class RunFailedError(RuntimeError):
+    """The run stopped on an error after it started; ``report`` holds what finished.
+
+    The partial report is also saved in the store (status ``failed``) with its
+    checkpoint, so ``resume=True`` can finish it once the cause is fixed.
+    """
+
+    def __init__(self, message: str, report: EvaluationReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def shard_of(unit_id: str, case_id: str, count: int) -> int:
+    """The stable shard (0..count-1) a case belongs to: a hash of unit and case id."""
+    digest = hashlib.sha1(f"{unit_id}\x00{case_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % count
+
+
+def _shard_report_id(report_id: str, shard: tuple[int, int] | None) -> str:
+    return report_id if shard is None else f"{report_id}__shard-{shard[0]}-of-{shard[1]}"
+
+
+@dataclass
+class RunConfig:
+    """A run's settings, validated by :meth:`validate` before anything runs."""
+
+    benchmark: Any
+    query_modes: Sequence[str]
+    kb: Any = None
+    recipe: Any = None
+    evaluators: Sequence[Any] | None = None
+    top_k: int = 10
+    query_options: Mapping[str, Any] = field(default_factory=dict)
+    trace: bool = False
+    concurrency: int = 8
+    timeout_s: float | None = 60.0
+    retries: int = 2
+    backoff_s: float = 0.5
+    retry_on: tuple[type[BaseException], ...] = ()
+    store: Any = "auto"
+    report_id: str | None = None
+    knowledge_base_name: str | None = None
+    resume: bool = False
+    overwrite: bool = False
+    shard: tuple[int, int] | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    query_engines: Any = None
+    reuse_kb: bool = True
+    workspace: Any = None
+    lint: bool = True
+
+
+def _store_from(value: Any, config: RunConfig) -> ReportStore | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value == "auto":
+        objects = None
+        if config.recipe is not None:
+            objects = getattr(getattr(config.recipe, "stores", None), "objects", None)
+        elif config.kb is not None:
+            objects = getattr(getattr(getattr(config.kb, "recipe", None), "stores", None), "objects", None)
+        return ReportStore(objects) if objects is not None else None
+    return ReportStore(value)
+
+
+class Engine:
+    """Runs one evaluation on the current event loop (see the module docstring)."""
+
+    def __init__(self, config: RunConfig, emit: Callable[[Event], None]) -> None:
+        self.config = config
+        self._emit_to = emit
+        self._t0 = time.perf_counter()
+        self._cancelled = False
+        self._workers: list[asyncio.Task[None]] = []
+        self._results: dict[tuple[int, int, int], EvaluationCaseResult] = {}
+        self._warnings: list[str] = []
+        self._errors = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._checkpoint: CheckpointWriter | None = None
+        self.report: EvaluationReport | None = None
+        self._validate()
+
+    # -- validation (before any work) ---------------------------------------------
+    def _validate(self) -> None:
+        c = self.config
+        if (c.kb is None) == (c.recipe is None):
+            raise RunError("pass exactly one of kb= (a knowledge base, object or function) or recipe= (a Heta recipe)")
+        modes = [c.query_modes] if isinstance(c.query_modes, str) else list(c.query_modes or ())
+        if not modes:
+            raise RunError("query_modes must name at least one mode")
+        for mode in modes:
+            if not isinstance(mode, str) or not mode.strip():
+                raise RunError(f"query_modes: {mode!r} is not a mode name")
+        modes = [m.strip() for m in modes]
+        if len(set(modes)) != len(modes):
+            raise RunError(f"query_modes contains duplicates: {modes}")
+        self.modes: tuple[str, ...] = tuple(modes)
+        for name, value, low in (
+            ("top_k", c.top_k, 1),
+            ("concurrency", c.concurrency, 1),
+            ("retries", c.retries, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise RunError(f"{name} must be an integer >= {low}, got {value!r}")
+        if c.timeout_s is not None and not (isinstance(c.timeout_s, (int, float)) and c.timeout_s > 0):
+            raise RunError(f"timeout_s must be a positive number or None, got {c.timeout_s!r}")
+        if not isinstance(c.backoff_s, (int, float)) or c.backoff_s < 0:
+            raise RunError(f"backoff_s must be >= 0, got {c.backoff_s!r}")
+        if c.shard is not None:
+            if not (
+                isinstance(c.shard, tuple)
+                and len(c.shard) == 2
+                and all(isinstance(x, int) for x in c.shard)
+                and c.shard[1] >= 1
+                and 0 <= c.shard[0] < c.shard[1]
+            ):
+                raise RunError(f"shard must be (index, count) with 0 <= index < count, got {c.shard!r}")
+        try:
+            self.metadata = to_json_value(dict(c.metadata or {}), "metadata")
+        except TypeError as exc:
+            raise RunError(str(exc)) from None
+        try:
+            self.query_options = to_json_value(dict(c.query_options or {}), "query_options")
+        except TypeError as exc:
+            raise RunError(str(exc)) from None
+        self.kb_adapter = KnowledgeBaseAdapter(c.kb, threads=c.concurrency) if c.kb is not None else None
+        base = c.knowledge_base_name or (self.kb_adapter.name if self.kb_adapter else None)
+        if base is None and c.kb is not None:
+            base = getattr(c.kb, "__name__", None)
+        if not isinstance(base, str) or not base.strip():
+            raise RunError("pass knowledge_base_name= (the KB has no name to use)")
+        self.knowledge_base_name = base.strip()
+        self.base_report_id = (c.report_id or f"eval_{uuid.uuid4().hex}").strip()
+        if not self.base_report_id:
+            raise RunError("report_id must not be blank")
+        self.report_id = _shard_report_id(self.base_report_id, c.shard)
+        self.store = _store_from(c.store, c)
+        if self.store is not None:
+            safe_slug(self.knowledge_base_name, "knowledge_base_name")
+            safe_slug(self.report_id, "report_id")
+            if not c.resume and not c.overwrite and self.store.exists(self.knowledge_base_name, self.report_id):
+                raise ReportExistsError(
+                    f"{self.store.location}: a report {self.report_id!r} for {self.knowledge_base_name!r} exists; "
+                    "pass resume=True to finish it, overwrite=True to replace it, or another report_id"
+                )
+        elif c.resume:
+            raise RunError("resume=True needs a store (the checkpoint lives next to the report)")
+
+    # -- events ----------------------------------------------------------------------
+    def now(self) -> float:
+        """Seconds since the engine was created."""
+        return time.perf_counter() - self._t0
+
+    def emit(self, event: Event) -> None:
+        """Hand an event to the subscribers (their failures never stop the run)."""
+        self._emit_to(event)
+
+    def warn(self, code: str, message: str) -> None:
+        """Record and emit a warning."""
+        self._warnings.append(message)
+        self.emit(RunWarning(code=code, message=message, t=self.now()))
+
+    # -- cancellation ------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop taking new cases and cancel those in flight (call on the engine's loop)."""
+        self._cancelled = True
+        for task in self._workers:
+            task.cancel()
+
+    def cancel_threadsafe(self) -> None:
+        """:meth:`cancel` from another thread."""
+        self._cancelled = True
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self.cancel)
+            except RuntimeError:  # loop already closed
+                pass
+
+    # -- the run -----------------------------------------------------------------------
+    async def run(self) -> EvaluationReport:
+        """Run to completion or cancellation; always returns the (possibly partial) report."""
+        self._loop = asyncio.get_running_loop()
+        self.started_at = _utc_now()
+        status: RunStatus = "complete"
+        failure: str | None = None
+        try:
+            await self._prepare()
+            for unit_index, unit in enumerate(self.units):
+                if self._cancelled:
+                    break
+                await self._run_unit(unit_index, unit)
+            if self._cancelled:
+                status = "cancelled"
+        except asyncio.CancelledError:
+            status = "cancelled"
+            self._cancelled = True
+        except Exception as exc:
+            if self.kb_adapter is not None:
+                self.kb_adapter.close()
+            if not hasattr(self, "total"):  # nothing ran: the caller gets the exception itself
+                message = f"{type(exc).__name__}: {exc}"
+                self.emit(
+                    RunFinished(
+                        status="failed",
+                        done=0,
+                        total=0,
+                        errors=0,
+                        seconds=self.now(),
+                        error=message,
+                        t=self.now(),
+                    )
+                )
+                raise
+            status = "failed"
+            failure = f"{type(exc).__name__}: {exc}"
+        if self.kb_adapter is not None:
+            self.kb_adapter.close()
+        report = await self._finish(status, failure)
+        if status == "failed":
+            raise RunFailedError(f"the evaluation failed after {len(self._results)} results: {failure}", report)
+        return report
+
+    async def _prepare(self) -> None:
+        from heta_nb.runner.sources import load_source
+
+        c = self.config
+        source = await load_source(c.benchmark, workspace=c.workspace)
+        self.manifest: BenchmarkManifest = source.manifest
+        self.documents = source.documents
+        units = source.units
+        # (position in the unit, case): positions are kept through sharding, so shard
+        # reports merge back into the order of a single run
+        cases_by_unit = [list(enumerate(source.unit_cases(unit))) for unit in units]
+        if c.shard is not None:
+            index, count = c.shard
+            cases_by_unit = [
+                [(i, case) for i, case in cases if shard_of(unit.unit_id, case.case_id, count) == index]
+                for unit, cases in zip(units, cases_by_unit)
+            ]
+        self.units = units
+        self.cases_by_unit = cases_by_unit
+        self.source = source
+        chosen = c.evaluators if c.evaluators is not None else source.evaluators
+        prepared = [PreparedEvaluator(as_evaluator(e)) for e in chosen]
+        names = [e.name for e in prepared]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise RunError(f"evaluator names must be unique (they are the report's score names): {duplicates}")
+        self.evaluators = prepared
+        if self.kb_adapter is not None:
+            available = self.kb_adapter.available_modes
+            if available is not None:
+                for mode in self.modes:
+                    if mode not in available:
+                        self.warn(
+                            "unknown_mode",
+                            f"mode {mode!r} is not available in this KB (available: {', '.join(sorted(available))}); "
+                            "its cases will be recorded as errors",
+                        )
+        if c.lint:
+            from heta_nb.benchmark.lint import lint_benchmark
+
+            for issue in lint_benchmark(source.cases, [e.original for e in prepared], manifest=self.manifest):
+                self.warn(issue.code, issue.message)
+        self.builder = None
+        if c.recipe is not None:
+            from heta_nb.runner.recipe import RecipeBuilder
+
+            self.builder = RecipeBuilder(
+                c.recipe, emit=self.emit, clock=self.now, query_engines=c.query_engines, reuse=c.reuse_kb
+            )
+        # resume: take over finished results from the checkpoint
+        resumed: dict[tuple[str, str, str], EvaluationCaseResult] = {}
+        if self.store is not None and c.resume:
+            checkpoint = read_checkpoint(self.store, self.knowledge_base_name, self.report_id)
+            if checkpoint is not None:
+                self._check_header(checkpoint.header)
+                resumed = checkpoint.results
+                if checkpoint.header.get("started_at"):
+                    self.started_at = str(checkpoint.header["started_at"])
+                if checkpoint.skipped_lines:
+                    self.warn(
+                        "checkpoint_damaged",
+                        f"{checkpoint.skipped_lines} damaged checkpoint line(s) ignored; those cases run again",
+                    )
+            else:
+                resumed = self._results_from_partial_report()
+        self._pending: list[list[tuple[int, Any, int, str]]] = []
+        total = 0
+        mode_index = {m: i for i, m in enumerate(self.modes)}
+        for unit_index, (unit, cases) in enumerate(zip(units, cases_by_unit)):
+            pending = []
+            for case_index, case in cases:
+                for mode in self.modes:
+                    total += 1
+                    done = resumed.get((unit.unit_id, case.case_id, mode))
+                    if done is not None:
+                        self._results[(unit_index, case_index, mode_index[mode])] = done
+                        if done.error is not None:
+                            self._errors += 1
+                    else:
+                        pending.append((case_index, case, mode_index[mode], mode))
+            self._pending.append(pending)
+        self.total = total
+        self.resumed = len(self._results)
+        if self.store is not None:
+            self._checkpoint = CheckpointWriter(self.store, self.knowledge_base_name, self.report_id)
+            self._checkpoint.start(self._header(), fresh=not c.resume)
+        self.emit(
+            RunStarted(
+                report_id=self.report_id,
+                knowledge_base_name=self.knowledge_base_name,
+                benchmark={k: getattr(self.manifest, k) for k in ("name", "version", "split", "task_type")},
+                modes=self.modes,
+                evaluators=tuple(e.name for e in self.evaluators),
+                total=total,
+                resumed=self.resumed,
+                units=len(units),
+                concurrency=c.concurrency,
+                started_at=self.started_at,
+                t=self.now(),
+            )
+        )
+
+    def _header(self) -> dict[str, Any]:
+        c = self.config
+        return {
+            "report_id": self.report_id,
+            "knowledge_base_name": self.knowledge_base_name,
+            "benchmark": self.manifest.key,
+            "modes": list(self.modes),
+            "evaluators": [e.name for e in self.evaluators],
+            "top_k": c.top_k,
+            "shard": list(c.shard) if c.shard else None,
+            "started_at": self.started_at,
+        }
+
+    def _check_header(self, header: Mapping[str, Any]) -> None:
+        mine = self._header()
+        for key in ("benchmark", "modes", "evaluators", "top_k", "shard"):
+            if key in header and header[key] != mine[key]:
+                raise RunError(
+                    f"cannot resume report {self.report_id!r}: its checkpoint has {key}={header[key]!r}, "
+                    f"this run has {mine[key]!r} (use a new report_id, or overwrite=True without resume)"
+                )
+
+    def _results_from_partial_report(self) -> dict[tuple[str, str, str], EvaluationCaseResult]:
+        """A cancelled report whose checkpoint is gone still holds its finished cases."""
+        assert self.store is not None
+        if not self.store.exists(self.knowledge_base_name, self.report_id):
+            return {}
+        report = self.store.load(self.knowledge_base_name, self.report_id)
+        return {(r.unit_id or "corpus", r.case_id, r.query_mode): r for r in report.case_results}
+
+    async def _run_unit(self, unit_index: int, unit: Any) -> None:
+        c = self.config
+        cases = self.cases_by_unit[unit_index]
+        from heta_nb.runner.recipe import unit_knowledge_base_name
+
+        kb_name = (
+            unit_knowledge_base_name(self.knowledge_base_name, unit, len(self.units))
+            if self.builder is not None
+            else self.knowledge_base_name
+        )
+        self.emit(
+            UnitStarted(
+                unit_id=unit.unit_id,
+                index=unit_index,
+                knowledge_base_name=kb_name,
+                cases=len(cases),
+                t=self.now(),
+            )
+        )
+        pending = self._pending[unit_index]
+        if self.builder is not None:
+            documents = self.source.unit_documents(unit)
+            if unit_index == 0:
+                await self.builder.check_contamination(self.source.raw_keys())
+            keys = await self.builder.write_documents(self.manifest, documents)
+            self._document_keys = [*getattr(self, "_document_keys", []), *keys]
+            if not pending:
+                return
+            kb = await self.builder.build(unit=unit, name=kb_name, document_keys=keys)
+            adapter = KnowledgeBaseAdapter(kb, threads=c.concurrency)
+            available = adapter.available_modes
+            if available is not None:
+                missing = [m for m in self.modes if m not in available]
+                if missing:
+                    self.warn(
+                        "unknown_mode",
+                        f"mode(s) {missing} not available in {kb_name!r} "
+                        f"(available: {', '.join(sorted(available))}); their cases will be errors",
+                    )
+        else:
+            assert self.kb_adapter is not None
+            adapter = self.kb_adapter
+        if not pending:
+            return
+        tasks: Iterator[tuple[int, Any, int, str]] = iter(pending)
+
+        async def worker() -> None:
+            for case_index, case, mode_index, mode in tasks:
+                if self._cancelled:
+                    return
+                await self._run_case(adapter, unit_index, unit.unit_id, kb_name, case_index, case, mode_index, mode)
+
+        self._workers = [asyncio.ensure_future(worker()) for _ in range(min(c.concurrency, len(pending)))]
+        try:
+            await asyncio.gather(*self._workers)
+        except asyncio.CancelledError:
+            self._cancelled = True
+            for task in self._workers:
+                task.cancel()
+            await asyncio.gather(*self._workers, return_exceptions=True)
+        finally:
+            self._workers = []
+
+    async def _run_case(
+        self,
+        kb: KnowledgeBaseAdapter,
+        unit_index: int,
+        unit_id: str,
+        kb_name: str,
+        case_index: int,
+        case: Any,
+        mode_index: int,
+        mode: str,
+    ) -> None:
+        c = self.config
+        started = time.perf_counter()
+        attempts = 0
+        raw: Any = None
+        response = None
+        error: dict[str, Any] | None = None
+        while True:
+            attempts += 1
+            retryable = False
+            try:
+                call = kb.query(case.query, mode=mode, top_k=c.top_k, options=self.query_options, trace=c.trace)
+                raw = await (asyncio.wait_for(call, c.timeout_s) if c.timeout_s else call)
+                response = normalize_response(raw, mode)
+                break
+            except asyncio.CancelledError:
+                raise
+            except asyncio.TimeoutError:
+                retryable = True
+                error = _error("TimeoutError", f"query did not finish within {c.timeout_s:g} s", True, attempts)
+            except InvalidResponseError as exc:
+                error = _error(type(exc).__name__, str(exc), False, attempts, exc)
+            except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
+                retryable = getattr(exc, "retryable", False) is True or isinstance(exc, c.retry_on)
+                error = _error(type(exc).__name__, str(exc) or type(exc).__name__, retryable, attempts, exc)
+            if retryable and attempts <= c.retries:
+                await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
+                continue
+            break
+        query_ms = round((time.perf_counter() - started) * 1000, 3)
+        extra: dict[str, Any] = {"case_index": case_index, "query_ms": query_ms, "attempts": attempts}
+        scores: list[dict[str, Any]] = []
+        if response is not None:
+            error = None
+            failed_evaluators = []
+            for evaluator in self.evaluators:
+                try:
+                    outcome = evaluator.call(case, raw, response)
+                    if inspect.isawaitable(outcome):
+                        outcome = await outcome
+                    scores.append(as_score(outcome, evaluator.name)._data)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - recorded in the score, response kept
+                    failed_evaluators.append(evaluator.name)
+                    scores.append(
+                        {
+                            "name": evaluator.name,
+                            "value": "error",
+                            "passed": None,
+                            "metadata": {"error": {"type": type(exc).__name__, "message": str(exc)[:2000]}},
+                        }
+                    )
+            if failed_evaluators:
+                extra["evaluator_errors"] = failed_evaluators
+        latency_ms = round((time.perf_counter() - started) * 1000, 3)
+        data = {
+            "case_id": case.case_id,
+            "query": case.query,
+            "query_mode": mode,
+            "scores": scores,
+            "response": response._data if response is not None else None,
+            "latency_ms": latency_ms,
+            "error": error,
+            "metadata": {"benchmark_run_unit": unit_id, "knowledge_base_name": kb_name, "heta_nb": extra},
+        }
+        result = EvaluationCaseResult._wrap(data)
+        self._results[(unit_index, case_index, mode_index)] = result
+        if error is not None:
+            self._errors += 1
+        if self._checkpoint is not None:
+            self._checkpoint.append(unit_id, case.case_id, mode, result)
+        self.emit(
+            CaseFinished(
+                unit_id=unit_id,
+                case_id=case.case_id,
+                mode=mode,
+                ok=error is None,
+                latency_ms=latency_ms,
+                attempts=attempts,
+                scores={s["name"]: numeric_value(s["value"]) for s in scores},
+                error_type=error["error_type"] if error else None,
+                error_message=error["message"] if error else None,
+                result=result,
+                t=self.now(),
+            )
+        )
+
+    async def _finish(self, status: RunStatus, failure: str | None) -> EvaluationReport:
+        c = self.config
+        finished_at = _utc_now()
+        ordered = [self._results[key] for key in sorted(self._results)]
+        source = getattr(self, "source", None)
+        if self.builder is not None and self.builder.knowledge_bases:
+            kb_manifest = self.builder.knowledge_base_manifest()
+            recipe_manifest = self.builder.recipe_manifest()
+        elif self.builder is not None:
+            kb_manifest, recipe_manifest = {}, self.builder.recipe_manifest()
+        else:
+            assert self.kb_adapter is not None
+            kb_manifest = self.kb_adapter.manifest()
+            recipe = getattr(c.kb, "recipe", None)
+            try:
+                recipe_manifest = dict(recipe.manifest().to_dict()) if recipe is not None else {}
+            except Exception:  # noqa: BLE001 - a foreign recipe object
+                recipe_manifest = {}
+        heta_nb_meta = {
+            "version": __version__,
+            "status": status,
+            "total": getattr(self, "total", 0),
+            "done": len(ordered),
+            "remaining": max(0, getattr(self, "total", 0) - len(ordered)),
+            "resumed": getattr(self, "resumed", 0),
+            "errors": self._errors,
+            "shard": {"index": c.shard[0], "count": c.shard[1], "base_report_id": self.base_report_id}
+            if c.shard
+            else None,
+            "evaluators": [e.name for e in getattr(self, "evaluators", [])],
+            "top_k": c.top_k,
+            "trace": c.trace,
+            "concurrency": c.concurrency,
+            "timeout_s": c.timeout_s,
+            "retries": c.retries,
+            "elapsed_s": round(self.now(), 3),
+            "warnings": list(self._warnings),
+        }
+        if failure:
+            heta_nb_meta["failure"] = failure
+        metadata = {
+            **self.metadata,
+            "benchmark_document_keys": list(dict.fromkeys(getattr(self, "_document_keys", []))),
+            "run_units": [u.to_dict() for u in getattr(self, "units", ())],
+            "heta_nb": heta_nb_meta,
+        }
+        report = EvaluationReport._wrap(
+            {
+                "schema_version": "1",
+                "report_id": self.report_id,
+                "report_key": None,
+                "benchmark": dict(source.manifest._data) if source is not None else {},
+                "knowledge_base_name": self.knowledge_base_name,
+                "knowledge_base_manifest": to_json_value(kb_manifest, "knowledge_base_manifest"),
+                "recipe_manifest": to_json_value(recipe_manifest, "recipe_manifest"),
+                "query_modes": list(self.modes),
+                "score_summary": heta_score_summary(ordered),
+                "case_results": [r._data for r in ordered],
+                "started_at": self.started_at,
+                "finished_at": finished_at,
+                "metadata": metadata,
+            }
+        )
+        key = None
+        if self.store is not None:
+            if self._checkpoint is not None:
+                self._checkpoint.close()
+            key = await asyncio.to_thread(self.store.save, report, overwrite=True)
+            report = report.replace(report_key=key)
+            if status == "complete" and self._checkpoint is not None:
+                self._checkpoint.delete()
+        self.report = report
+        self.emit(
+            RunFinished(
+                status=status,
+                done=len(ordered),
+                total=getattr(self, "total", 0),
+                errors=self._errors,
+                seconds=self.now(),
+                report_key=key,
+                error=failure,
+                t=self.now(),
+            )
+        )
+        return report
+
+
+def _error(error_type: str, message: str, retryable: bool, attempts: int, exc: BaseException | None = None) -> dict:
+    metadata: dict[str, Any] = {"attempts": attempts}
+    if exc is not None and exc.__traceback__ is not None:
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        metadata["traceback"] = "".join(lines[-12:])[-4000:]
+    return {"message": message, "error_type": error_type, "retryable": retryable, "metadata": metadata}
+
+
+def subscriber_guard(subscribers: list[Callable[[Event], None]]) -> Callable[[Event], None]:
+    """One emit function calling every subscriber; one that raises is warned about and detached."""
+
+    def emit(event: Event) -> None:
+        for subscriber in list(subscribers):
+            try:
+                subscriber(event)
+            except Exception as exc:  # noqa: BLE001 - a display must never stop the run
+                subscribers.remove(subscriber)
+                warnings.warn(
+                    f"heta_nb: event subscriber {subscriber!r} raised {type(exc).__name__}: {exc}; it was detached",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+    return emit

@@ -1,0 +1,402 @@
+"""The runner's event stream and the pure ``RunState`` reducer every display uses.
+
+Events are small frozen dataclasses tagged by ``kind``; ``to_dict``/``event_from_dict``
+turn them into JSON lines, so any run can be recorded and replayed (the widget tests
+do exactly that). ``reduce(state, event)`` folds them into a :class:`RunState`:
+counts, per-mode running means, errors by type, rate and ETA. It is pure: same
+events, same state, no clock (times come from the events themselves).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from heta_nb.model.report import EvaluationCaseResult
+
+__all__ = [
+    "BuildFinished",
+    "BuildStarted",
+    "BuildStep",
+    "CaseFinished",
+    "Event",
+    "ModeProgress",
+    "RunFinished",
+    "RunStarted",
+    "RunState",
+    "RunStatus",
+    "RunWarning",
+    "UnitStarted",
+    "event_from_dict",
+    "reduce",
+    "replay",
+]
+
+RunStatus = Literal["pending", "running", "complete", "cancelled", "failed"]
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """The run validated its inputs and is about to build or query."""
+
+    report_id: str
+    knowledge_base_name: str
+    benchmark: Mapping[str, str]
+    """``name``, ``version``, ``split`` and ``task_type``."""
+    modes: tuple[str, ...]
+    evaluators: tuple[str, ...]
+    total: int
+    """Case × mode results this run will have when complete (resumed ones included)."""
+    resumed: int
+    """Results taken over from a checkpoint."""
+    units: int
+    concurrency: int
+    started_at: str
+    t: float = 0.0
+    """Seconds since the run started (monotonic)."""
+    kind: Literal["run_started"] = "run_started"
+
+
+@dataclass(frozen=True)
+class UnitStarted:
+    """A benchmark run unit starts (one KB per unit when a recipe is built)."""
+
+    unit_id: str
+    index: int
+    knowledge_base_name: str
+    cases: int
+    t: float = 0.0
+    kind: Literal["unit_started"] = "unit_started"
+
+
+@dataclass(frozen=True)
+class BuildStarted:
+    """A knowledge base is being built from the recipe."""
+
+    unit_id: str
+    knowledge_base_name: str
+    steps: tuple[str, ...]
+    documents: int
+    t: float = 0.0
+    kind: Literal["build_started"] = "build_started"
+
+
+@dataclass(frozen=True)
+class BuildStep:
+    """One recipe step changed status (``running``, ``succeeded``, ``failed``, ``skipped``)."""
+
+    unit_id: str
+    index: int
+    name: str
+    step_type: str
+    status: str
+    error: str | None = None
+    t: float = 0.0
+    kind: Literal["build_step"] = "build_step"
+
+
+@dataclass(frozen=True)
+class BuildFinished:
+    """The KB build ended (``succeeded``, ``failed``, or ``reused`` when loaded)."""
+
+    unit_id: str
+    knowledge_base_name: str
+    status: str
+    seconds: float
+    t: float = 0.0
+    kind: Literal["build_finished"] = "build_finished"
+
+
+@dataclass(frozen=True)
+class CaseFinished:
+    """One case × mode is recorded (a response with scores, or an error)."""
+
+    unit_id: str
+    case_id: str
+    mode: str
+    ok: bool
+    latency_ms: float | None
+    attempts: int
+    scores: Mapping[str, float | None]
+    """Each score's value as Heta's summary counts it (None for text scores)."""
+    error_type: str | None = None
+    error_message: str | None = None
+    result: EvaluationCaseResult | None = field(default=None, compare=False, repr=False)
+    """The full result (not serialized with the event; the checkpoint keeps it)."""
+    t: float = 0.0
+    kind: Literal["case_finished"] = "case_finished"
+
+
+@dataclass(frozen=True)
+class RunWarning:
+    """Something the user should know before trusting the numbers."""
+
+    code: str
+    message: str
+    t: float = 0.0
+    kind: Literal["warning"] = "warning"
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended: ``complete``, ``cancelled`` (partial report) or ``failed``."""
+
+    status: RunStatus
+    done: int
+    total: int
+    errors: int
+    seconds: float
+    report_key: str | None = None
+    error: str | None = None
+    t: float = 0.0
+    kind: Literal["run_finished"] = "run_finished"
+
+
+Event = RunStarted | UnitStarted | BuildStarted | BuildStep | BuildFinished | CaseFinished | RunWarning | RunFinished
+
+_KINDS: dict[str, type[Any]] = {
+    cls.__dataclass_fields__["kind"].default: cls  # type: ignore[attr-defined]
+    for cls in (
+        RunStarted,
+        UnitStarted,
+        BuildStarted,
+        BuildStep,
+        BuildFinished,
+        CaseFinished,
+        RunWarning,
+        RunFinished,
+    )
+}
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """The JSON form of an event (``CaseFinished.result`` is left out)."""
+    data = {}
+    for item in dataclasses.fields(event):
+        if item.name == "result":
+            continue
+        value = getattr(event, item.name)
+        if isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Mapping):
+            value = dict(value)
+        data[item.name] = value
+    return data
+
+
+def event_from_dict(data: Mapping[str, Any]) -> Event:
+    """Rebuild an event from :func:`to_dict` output (for replays)."""
+    cls = _KINDS.get(str(data.get("kind")))
+    if cls is None:
+        raise ValueError(f"unknown event kind {data.get('kind')!r}")
+    values = {}
+    for item in dataclasses.fields(cls):
+        if item.name in data:
+            value = data[item.name]
+            if isinstance(value, list):
+                value = tuple(value)
+            values[item.name] = value
+    return cls(**values)  # type: ignore[no-any-return]
+
+
+# -- state ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModeProgress:
+    """Running figures of one query mode."""
+
+    done: int = 0
+    errors: int = 0
+    sums: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def mean(self, metric: str) -> float | None:
+        """Running mean of ``metric`` with Heta's semantics (None before any value)."""
+        count = self.counts.get(metric, 0)
+        return self.sums[metric] / count if count else None
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Everything a progress display shows, derived from the events alone."""
+
+    status: RunStatus = "pending"
+    report_id: str = ""
+    knowledge_base_name: str = ""
+    benchmark: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    modes: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    total: int = 0
+    done: int = 0
+    """Results recorded, resumed ones included."""
+    resumed: int = 0
+    errors: int = 0
+    errors_by_type: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    last_errors: tuple[tuple[str, str, str, str], ...] = ()
+    """Newest last: ``(mode, case_id, error_type, message)``, at most five."""
+    per_mode: Mapping[str, ModeProgress] = field(default_factory=lambda: MappingProxyType({}))
+    units: int = 0
+    unit_index: int = -1
+    unit_id: str | None = None
+    build_steps: tuple[tuple[str, str], ...] = ()
+    """``(step name, status)`` of the KB being built, in recipe order."""
+    build_status: str | None = None
+    warnings: tuple[str, ...] = ()
+    started_t: float | None = None
+    first_case_t: float | None = None
+    last_t: float = 0.0
+    error: str | None = None
+    report_key: str | None = None
+
+    @property
+    def remaining(self) -> int:
+        """Results still to record."""
+        return max(0, self.total - self.done)
+
+    @property
+    def fraction(self) -> float:
+        """Progress in [0, 1]."""
+        return self.done / self.total if self.total else (1.0 if self.finished else 0.0)
+
+    @property
+    def finished(self) -> bool:
+        """True once the run completed, was cancelled or failed."""
+        return self.status in ("complete", "cancelled", "failed")
+
+    @property
+    def rate(self) -> float | None:
+        """Results per second in this session, measured between the first and the
+        latest finished result (so KB build time does not dilute it)."""
+        fresh = self.done - self.resumed
+        if self.first_case_t is None or fresh < 2:
+            return None
+        elapsed = self.last_t - self.first_case_t
+        return (fresh - 1) / elapsed if elapsed > 0 else None
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds until done at the current rate (None until a rate is known)."""
+        rate = self.rate
+        if self.finished:
+            return 0.0
+        return self.remaining / rate if rate else None
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the run started."""
+        return self.last_t - self.started_t if self.started_t is not None else 0.0
+
+    def mean(self, mode: str, metric: str) -> float | None:
+        """Running mean of one metric in one mode."""
+        progress = self.per_mode.get(mode)
+        return progress.mean(metric) if progress else None
+
+
+def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(mapping)
+
+
+def reduce(state: RunState, event: Event) -> RunState:
+    """The state after ``event`` (pure: ``state`` is not changed)."""
+    replace = dataclasses.replace
+    kind = event.kind
+    if kind == "case_finished":
+        assert isinstance(event, CaseFinished)
+        mode = state.per_mode.get(event.mode) or ModeProgress()
+        sums = dict(mode.sums)
+        counts = dict(mode.counts)
+        metrics = state.metrics
+        for name, value in event.scores.items():
+            if name not in metrics:
+                metrics = (*metrics, name)
+            if value is not None:
+                sums[name] = sums.get(name, 0.0) + value
+                counts[name] = counts.get(name, 0) + 1
+        per_mode = dict(state.per_mode)
+        per_mode[event.mode] = ModeProgress(
+            done=mode.done + 1,
+            errors=mode.errors + (0 if event.ok else 1),
+            sums=_frozen(sums),
+            counts=_frozen(counts),
+        )
+        changes: dict[str, Any] = {
+            "done": state.done + 1,
+            "per_mode": _frozen(per_mode),
+            "metrics": metrics,
+            "last_t": max(state.last_t, event.t),
+            "first_case_t": state.first_case_t if state.first_case_t is not None else event.t,
+        }
+        if not event.ok:
+            by_type = dict(state.errors_by_type)
+            error_type = event.error_type or "Error"
+            by_type[error_type] = by_type.get(error_type, 0) + 1
+            last = (*state.last_errors, (event.mode, event.case_id, error_type, event.error_message or ""))[-5:]
+            changes.update(errors=state.errors + 1, errors_by_type=_frozen(by_type), last_errors=last)
+        if event.mode not in state.modes:
+            changes["modes"] = (*state.modes, event.mode)
+        return replace(state, **changes)
+    if kind == "run_started":
+        assert isinstance(event, RunStarted)
+        return replace(
+            state,
+            status="running",
+            report_id=event.report_id,
+            knowledge_base_name=event.knowledge_base_name,
+            benchmark=_frozen(dict(event.benchmark)),
+            modes=tuple(event.modes),
+            metrics=tuple(event.evaluators),
+            total=event.total,
+            done=event.resumed,
+            resumed=event.resumed,
+            units=event.units,
+            started_t=event.t,
+            last_t=event.t,
+        )
+    if kind == "unit_started":
+        assert isinstance(event, UnitStarted)
+        return replace(state, unit_index=event.index, unit_id=event.unit_id, last_t=max(state.last_t, event.t))
+    if kind == "build_started":
+        assert isinstance(event, BuildStarted)
+        return replace(
+            state,
+            build_steps=tuple((name, "pending") for name in event.steps),
+            build_status="running",
+            last_t=max(state.last_t, event.t),
+        )
+    if kind == "build_step":
+        assert isinstance(event, BuildStep)
+        steps = list(state.build_steps)
+        if 0 <= event.index < len(steps):
+            steps[event.index] = (steps[event.index][0], event.status)
+        else:
+            steps.append((event.name, event.status))
+        return replace(state, build_steps=tuple(steps), last_t=max(state.last_t, event.t))
+    if kind == "build_finished":
+        assert isinstance(event, BuildFinished)
+        return replace(state, build_status=event.status, last_t=max(state.last_t, event.t))
+    if kind == "warning":
+        assert isinstance(event, RunWarning)
+        return replace(state, warnings=(*state.warnings, event.message), last_t=max(state.last_t, event.t))
+    if kind == "run_finished":
+        assert isinstance(event, RunFinished)
+        return replace(
+            state,
+            status=event.status,
+            error=event.error,
+            report_key=event.report_key,
+            total=event.total,
+            last_t=max(state.last_t, event.t),
+        )
+    return state
+
+
+def replay(events: Iterable[Event], state: RunState | None = None) -> RunState:
+    """Fold a sequence of events into a state."""
+    current = state or RunState()
+    for event in events:
+        current = reduce(current, event)
+    return current

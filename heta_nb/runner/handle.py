@@ -1,0 +1,125 @@
+"""``EvaluationRun``: a run in the background, with state, cancel and result.
+
+The engine runs on its own thread and event loop, so the caller (a notebook kernel
+included) stays free: other cells run while the evaluation does. No nest_asyncio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Callable, Generator
+from typing import Any
+
+from heta_nb.model.report import EvaluationReport
+from heta_nb.runner.engine import Engine, RunConfig, subscriber_guard
+from heta_nb.runner.events import Event, RunState, reduce
+
+__all__ = ["EvaluationRun"]
+
+
+class EvaluationRun:
+    """A handle on a running (or finished) evaluation.
+
+    ``state`` is the live :class:`~heta_nb.runner.events.RunState`; ``cancel()`` stops
+    it and the result is the partial report; ``result(timeout)`` waits for the
+    report; ``await run`` works too. Created by :func:`heta_nb.start`.
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        subscribers: list[Callable[[Event], None]] | None = None,
+        *,
+        record_events: bool = False,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._state = RunState()
+        self._subscribers: list[Callable[[Event], None]] = [self._track, *(subscribers or [])]
+        self.events: list[Event] | None = [] if record_events else None
+        self._future: concurrent.futures.Future[EvaluationReport] = concurrent.futures.Future()
+        self._engine = Engine(config, emit=subscriber_guard(self._subscribers))
+        self._thread: threading.Thread | None = None
+        self.report_id = self._engine.report_id
+        self.knowledge_base_name = self._engine.knowledge_base_name
+
+    def _track(self, event: Event) -> None:
+        with self._lock:
+            self._state = reduce(self._state, event)
+            if self.events is not None:
+                self.events.append(event)
+
+    def subscribe(self, subscriber: Callable[[Event], None]) -> None:
+        """Add an event subscriber (it receives events from the run's thread)."""
+        self._subscribers.append(subscriber)
+
+    def start(self) -> EvaluationRun:
+        """Start the run on a background thread (idempotent)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._main, name=f"heta_nb-run-{self.report_id}", daemon=True)
+            self._thread.start()
+        return self
+
+    def _main(self) -> None:
+        try:
+            report = asyncio.run(self._engine.run())
+        except BaseException as exc:  # delivered to whoever waits on the result
+            self._future.set_exception(exc)
+        else:
+            self._future.set_result(report)
+
+    # -- inspection ------------------------------------------------------------------
+    @property
+    def state(self) -> RunState:
+        """The current progress (a consistent snapshot)."""
+        with self._lock:
+            return self._state
+
+    @property
+    def status(self) -> str:
+        """``pending``, ``running``, ``complete``, ``cancelled`` or ``failed``."""
+        return self.state.status
+
+    def done(self) -> bool:
+        """True once the report (or an error) is available."""
+        return self._future.done()
+
+    # -- control -----------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the run: finished cases are kept and the partial report is saved."""
+        self._engine.cancel_threadsafe()
+
+    def result(self, timeout: float | None = None) -> EvaluationReport:
+        """Wait for the report (partial if cancelled); Ctrl-C while waiting cancels the run.
+
+        Raises:
+            TimeoutError: not finished within ``timeout`` seconds.
+            RunFailedError: the run failed after it started (``.report`` has what finished).
+        """
+        try:
+            return self._future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s") from None
+        except KeyboardInterrupt:
+            self.cancel()
+            return self._future.result()
+
+    def __await__(self) -> Generator[Any, None, EvaluationReport]:
+        return asyncio.wrap_future(self._future).__await__()
+
+    def __repr__(self) -> str:
+        state = self.state
+        return (
+            f"EvaluationRun({self.report_id!r}, status={state.status!r}, "
+            f"done={state.done}/{state.total}, errors={state.errors})"
+        )
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        try:
+            from heta_nb.render import render_run_html
+
+            html = render_run_html(self.state)
+        except Exception:  # noqa: BLE001 - a repr must never raise
+            return {"text/plain": repr(self)}
+        return {"text/plain": repr(self), "text/html": html}

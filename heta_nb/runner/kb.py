@@ -1,0 +1,210 @@
+"""Knowledge bases as the runner sees them: one async call, and a normalised response.
+
+``kb=`` accepts a Heta ``KnowledgeBase`` unchanged, any object with a sync or async
+``query(query, *, mode, top_k, options, trace)``, or a plain function (sync or
+async) taking the query text and, optionally, any of those keywords. Sync callables
+run on a thread pool so a slow one neither blocks the event loop nor defeats the
+per-query timeout.
+
+What the KB returns may be a heta or heta_nb ``QueryResponse``, a mapping in the
+serialized schema, a list of results (mappings, ``QueryResult`` objects or plain
+strings), or a string (taken as the answer). Anything else becomes a per-case
+:class:`InvalidResponseError`, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from heta_nb.evaluators.base import _is_async_callable
+from heta_nb.model._json import heta_json_safe
+from heta_nb.model.query import QueryResponse, QueryResult
+
+__all__ = ["InvalidResponseError", "KnowledgeBaseAdapter", "normalize_response"]
+
+_QUERY_KEYWORDS = ("mode", "top_k", "options", "trace")
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class InvalidResponseError(ValueError):
+    """The KB returned something that is not a response (recorded per case)."""
+
+
+class KnowledgeBaseAdapter:
+    """Wraps ``kb`` so the runner can ``await adapter.query(text, mode=...)``.
+
+    Args:
+        kb: the knowledge base, object or function (see the module docstring).
+        threads: size of the pool used for synchronous callables.
+    """
+
+    def __init__(self, kb: Any, *, threads: int = 8) -> None:
+        self.kb = kb
+        target: Callable[..., Any] | None
+        if callable(getattr(kb, "query", None)):
+            target = kb.query
+        elif callable(kb):
+            target = kb
+        else:
+            raise TypeError(
+                f"kb must be a Heta KnowledgeBase, an object with query(...), or a function; got {type(kb).__name__}"
+            )
+        self._target = target
+        self.is_async = _is_async_callable(target)
+        self._keywords = _accepted_keywords(target)
+        self._threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        name = getattr(kb, "name", None)
+        self.name: str | None = name if isinstance(name, str) and name.strip() else None
+
+    @property
+    def available_modes(self) -> frozenset[str] | None:
+        """The KB's ``available_queries`` when it declares them (Heta KBs do)."""
+        modes = getattr(self.kb, "available_queries", None)
+        if isinstance(modes, (set, frozenset, list, tuple)):
+            return frozenset(str(m) for m in modes)
+        return None
+
+    def manifest(self) -> dict[str, Any]:
+        """``kb.manifest().to_dict()`` when the KB has one (Heta KBs), else a small stub."""
+        manifest = getattr(self.kb, "manifest", None)
+        if callable(manifest):
+            try:
+                value = manifest()
+                value = value.to_dict() if hasattr(value, "to_dict") else value
+                if isinstance(value, Mapping):
+                    return heta_json_safe(dict(value))  # type: ignore[no-any-return]
+            except Exception:  # noqa: BLE001 - a foreign manifest() must not stop the run
+                pass
+        return {"name": self.name, "kind": type(self.kb).__name__}
+
+    async def query(self, text: str, *, mode: str, top_k: int, options: Mapping[str, Any], trace: bool) -> Any:
+        """Call the KB once and return whatever it returned."""
+        given = {"mode": mode, "top_k": top_k, "options": dict(options), "trace": trace}
+        kwargs = {k: v for k, v in given.items() if k in self._keywords}
+        if self.is_async:
+            return await self._target(text, **kwargs)
+        loop = asyncio.get_running_loop()
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="heta_nb-kb")
+        result = await loop.run_in_executor(self._pool, functools.partial(self._target, text, **kwargs))
+        if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
+            result = await result
+        return result
+
+    def close(self) -> None:
+        """Release the thread pool (threads stuck in a hung call are abandoned)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def _accepted_keywords(func: Callable[..., Any]) -> frozenset[str]:
+    try:
+        parameters = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return frozenset(_QUERY_KEYWORDS)
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return frozenset(_QUERY_KEYWORDS)
+    return frozenset(name for name in _QUERY_KEYWORDS if name in parameters)
+
+
+# -- responses ------------------------------------------------------------------------
+
+
+def _safe_mapping(value: Any) -> dict[str, Any]:
+    """Heta's ``_json_safe`` for a mapping, with a fast path for flat ones."""
+    if not isinstance(value, Mapping):
+        return {} if value is None else heta_json_safe({"value": value})
+    result: dict[str, Any] = {}
+    for key, item in value.items():
+        if type(item) in _SCALARS:
+            result[key if type(key) is str else str(key)] = item
+        else:
+            return heta_json_safe(value)  # type: ignore[no-any-return]
+    return result
+
+
+def _heta_response_data(raw: Any) -> dict[str, Any]:
+    """Serialize a heta-framework QueryResponse (already validated by Heta)."""
+    results = [
+        {
+            "id": r.id,
+            "text": r.text,
+            "score": r.score,
+            "kind": r.kind,
+            "source": _safe_mapping(r.source),
+            "metadata": _safe_mapping(r.metadata),
+        }
+        for r in raw.results
+    ]
+    citations = [
+        {
+            "id": c.id,
+            "result_id": c.result_id,
+            "source": _safe_mapping(c.source),
+            "text": c.text,
+            "metadata": _safe_mapping(c.metadata),
+        }
+        for c in raw.citations
+    ]
+    trace = [{"stage": e.stage, "message": e.message, "metadata": _safe_mapping(e.metadata)} for e in raw.trace]
+    return {
+        "mode": raw.mode,
+        "results": results,
+        "answer": raw.answer,
+        "citations": citations,
+        "trace": trace,
+        "metadata": _safe_mapping(raw.metadata),
+    }
+
+
+def _is_heta_object(value: Any) -> bool:
+    return type(value).__module__.startswith("heta_framework.")
+
+
+def _result_from_item(item: Any, index: int) -> Any:
+    if isinstance(item, str):
+        return {"id": f"result_{index + 1}", "text": item}
+    return item
+
+
+def normalize_response(raw: Any, mode: str) -> QueryResponse:
+    """Turn what a KB returned into a validated heta_nb :class:`QueryResponse`.
+
+    Raises:
+        InvalidResponseError: with a message saying what was returned and what was
+            expected (the runner records it as the case's error).
+    """
+    try:
+        if isinstance(raw, QueryResponse):
+            return raw
+        if _is_heta_object(raw) and hasattr(raw, "results") and hasattr(raw, "mode"):
+            return QueryResponse._wrap(_heta_response_data(raw))
+        if isinstance(raw, Mapping):
+            data = dict(raw)
+            data.setdefault("mode", mode)
+            if "results" in data and isinstance(data["results"], (list, tuple)):
+                data["results"] = [_result_from_item(item, i) for i, item in enumerate(data["results"])]
+            return QueryResponse.coerce(data)
+        if isinstance(raw, (list, tuple)):
+            return QueryResponse(mode=mode, results=[_result_from_item(item, i) for i, item in enumerate(raw)])
+        if isinstance(raw, QueryResult) or (
+            hasattr(raw, "id") and hasattr(raw, "text") and not hasattr(raw, "results")
+        ):
+            return QueryResponse(mode=mode, results=[raw])
+        if isinstance(raw, str):
+            return QueryResponse(mode=mode, answer=raw)
+        if hasattr(raw, "results") and hasattr(raw, "mode"):
+            return QueryResponse.coerce(raw)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InvalidResponseError(f"the KB returned an invalid response: {exc}") from exc
+    raise InvalidResponseError(
+        f"the KB returned {type(raw).__name__}; expected a QueryResponse, a mapping with 'results', "
+        "a list of results or an answer string"
+    )

@@ -1,0 +1,324 @@
+"""The runner with real heta-framework recipes, KBs, benchmarks and evaluators."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from conftest import FIXTURES, requires_heta
+
+import heta_nb
+from heta_nb.model import BenchmarkManifest
+
+pytestmark = requires_heta
+
+MANIFEST = {"name": "lighthouse_mini", "version": "1", "split": "test", "task_type": "multihop_qa"}
+
+
+def heta_recipe(root: Path, *, chunk_size: int = 120, encoding: str = "unicode") -> Any:
+    from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
+    from heta_framework.kb import (
+        DocumentParserRegistry,
+        IndexFullText,
+        KnowledgeParsers,
+        KnowledgeRecipe,
+        KnowledgeStores,
+        ParseDocuments,
+        SplitDocuments,
+        SplitDocumentsConfig,
+        TextParser,
+    )
+
+    return KnowledgeRecipe(
+        parsers=KnowledgeParsers(documents=DocumentParserRegistry([TextParser()])),
+        stores=KnowledgeStores(objects=LocalObjectStore(root / "objects"), text_index=InMemoryTextIndexStore()),
+        steps=(
+            ParseDocuments(),
+            SplitDocuments(SplitDocumentsConfig(encoding_name=encoding, chunk_size=chunk_size, overlap=10)),
+            IndexFullText(),
+        ),
+    )
+
+
+def heta_evaluators() -> tuple:
+    from heta_framework.evaluation import (
+        AnswerContains,
+        AnswerExactMatch,
+        EvidenceRecallAtK,
+        beir_default_metrics,
+    )
+
+    return (
+        EvidenceRecallAtK(k=3),
+        AnswerContains(),
+        AnswerExactMatch(),
+        *beir_default_metrics(k_values=(3,)),
+    )
+
+
+def heta_jsonl_benchmark() -> Any:
+    from heta_framework.evaluation import BenchmarkManifest as HetaManifest
+    from heta_framework.evaluation import JsonlBenchmark
+
+    return JsonlBenchmark(
+        manifest=HetaManifest(**MANIFEST),
+        documents_jsonl=FIXTURES / "documents.jsonl",
+        cases_jsonl=FIXTURES / "cases.jsonl",
+        evaluator_list=heta_evaluators(),
+    )
+
+
+def heta_run(root: Path, benchmark: Any, name: str, **kwargs: Any) -> Any:
+    from heta_framework.evaluation import BenchmarkRunConfig, BenchmarkRunner, BenchmarkWorkspace
+
+    result = asyncio.run(
+        BenchmarkRunner().run(
+            benchmark=benchmark,
+            recipe=heta_recipe(root),
+            knowledge_base_name=name,
+            query_modes=("full_text_search",),
+            workspace=BenchmarkWorkspace(root_dir=root / "ws", cache_dir=root / "ws" / "cache"),
+            config=BenchmarkRunConfig(top_k=5, report_id="heta", **kwargs),
+        )
+    )
+    return heta_nb.load_report(result.report)
+
+
+def test_same_numbers_as_hetas_runner(tmp_path: Path) -> None:
+    theirs = heta_run(tmp_path / "heta", heta_jsonl_benchmark(), "lighthouse mini")
+    events: list[Any] = []
+    ours = heta_nb.evaluate(
+        heta_jsonl_benchmark(),
+        recipe=heta_recipe(tmp_path / "ours"),
+        knowledge_base_name="lighthouse mini",
+        query_modes=["full_text_search"],
+        top_k=5,
+        report_id="ours",
+        progress=False,
+        on_event=events.append,
+    )
+    assert dict(ours.score_summary) == dict(theirs.score_summary)
+    assert [(r.case_id, r.query_mode) for r in ours.case_results] == [
+        (r.case_id, r.query_mode) for r in theirs.case_results
+    ]
+    assert dict(ours.recipe_manifest) == dict(theirs.recipe_manifest)
+    assert ours.knowledge_base_manifest["name"] == theirs.knowledge_base_manifest["name"] == "lighthouse mini"
+    assert set(ours.knowledge_base_manifest) == set(theirs.knowledge_base_manifest)
+    assert list(ours.metadata["benchmark_document_keys"]) == list(theirs.metadata["benchmark_document_keys"])
+    assert ours.report_key == "_heta/knowledge_bases/lighthouse_mini/evaluations/ours/report.json"
+    steps = [(e.name, e.status) for e in events if e.kind == "build_step"]
+    assert steps == [
+        ("parse_documents", "running"),
+        ("parse_documents", "succeeded"),
+        ("split_documents", "running"),
+        ("split_documents", "succeeded"),
+        ("index_full_text", "running"),
+        ("index_full_text", "succeeded"),
+    ]
+    # heta_nb's own evaluators under Heta's names give Heta's numbers
+    names = [
+        "evidence_recall@3",
+        "answer_contains",
+        "answer_exact_match",
+        "beir_ndcg@3",
+        "beir_map@3",
+        "beir_recall@3",
+        "beir_precision@3",
+        "beir_mrr@3",
+    ]
+    builtin = heta_nb.evaluate(
+        heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST),
+        recipe=heta_recipe(tmp_path / "b"),
+        knowledge_base_name="lighthouse mini",
+        query_modes=["full_text_search"],
+        top_k=5,
+        evaluators=names,
+        progress=False,
+    )
+    assert dict(builtin.score_summary) == dict(theirs.score_summary)
+
+
+class TwoUnits:
+    """A Heta BenchmarkProtocol object with two run units (as in the fixtures)."""
+
+    def __init__(self, inner: Any) -> None:
+        from heta_framework.evaluation import BenchmarkRunUnit
+
+        self.inner = inner
+        self.units = (
+            BenchmarkRunUnit(
+                unit_id="coast",
+                document_ids=("lh1", "lh2", "lh6", "lh8"),
+                case_ids=("c01", "c02", "c05", "c10"),
+            ),
+            BenchmarkRunUnit(
+                unit_id="Harbour Towns",
+                document_ids=("lh3", "lh4", "lh5", "lh9"),
+                case_ids=("c03", "c06", "c07", "c09"),
+            ),
+        )
+
+    @property
+    def manifest(self) -> Any:
+        return self.inner.manifest
+
+    def resources(self) -> Any:
+        return self.inner.resources()
+
+    async def prepare(self, workspace: Any) -> Any:
+        return await self.inner.prepare(workspace)
+
+    def documents(self, prepared: Any) -> Any:
+        return self.inner.documents(prepared)
+
+    def cases(self, prepared: Any) -> Any:
+        return self.inner.cases(prepared)
+
+    async def run_units(self, prepared: Any) -> Any:
+        for unit in self.units:
+            yield unit
+
+    def evaluators(self) -> Any:
+        return self.inner.evaluators()
+
+
+def test_multi_unit_protocol_benchmark(tmp_path: Path) -> None:
+    theirs = heta_run(tmp_path / "heta", TwoUnits(heta_jsonl_benchmark()), "lighthouse multi")
+    ours = heta_nb.evaluate(
+        TwoUnits(heta_jsonl_benchmark()),
+        recipe=heta_recipe(tmp_path / "ours"),
+        knowledge_base_name="lighthouse multi",
+        query_modes=["full_text_search"],
+        top_k=5,
+        progress=False,
+        workspace=tmp_path / "ws",
+    )
+    manifests = [m["name"] for m in ours.knowledge_base_manifests]
+    assert manifests == ["lighthouse multi-coast", "lighthouse multi-harbour_towns"]
+    assert set(ours.knowledge_base_manifest) == {"knowledge_bases"}
+    assert [r.metadata["knowledge_base_name"] for r in ours.case_results][:1] == ["lighthouse multi-coast"]
+    assert dict(ours.score_summary) == dict(theirs.score_summary)
+    assert [r.case_id for r in ours.case_results] == [r.case_id for r in theirs.case_results]
+
+
+def test_rerun_reuses_the_built_kb_and_warns_about_contamination(tmp_path: Path) -> None:
+    recipe = heta_recipe(tmp_path)
+    bench = heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST)
+    first = heta_nb.evaluate(
+        bench,
+        recipe=recipe,
+        knowledge_base_name="kb",
+        report_id="one",
+        evaluators=["evidence_recall@3"],
+        progress=False,
+    )
+    asyncio.run(recipe.stores.objects.put("raw/unrelated/notes.txt", b"Harrow Point notes"))
+    events: list[Any] = []
+    second = heta_nb.evaluate(
+        bench,
+        recipe=recipe,
+        knowledge_base_name="kb",
+        report_id="two",
+        evaluators=["evidence_recall@3"],
+        progress=False,
+        on_event=events.append,
+    )
+    builds = [e.status for e in events if e.kind == "build_finished"]
+    assert builds == ["reused"]
+    warnings = [e.code for e in events if e.kind == "warning"]
+    assert "corpus_contamination" in warnings
+    assert dict(first.score_summary) == dict(second.score_summary)
+    store = heta_nb.ReportStore(recipe.stores.objects)
+    assert sorted(store.list()["report_id"]) == ["one", "two"]
+
+
+def test_failed_recipe_step_is_recorded_not_fatal(tmp_path: Path) -> None:
+    events: list[Any] = []
+    report = heta_nb.evaluate(
+        heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST),
+        recipe=heta_recipe(tmp_path, encoding="no_such_encoding"),
+        knowledge_base_name="kb",
+        evaluators=["evidence_recall@3"],
+        progress=False,
+        on_event=events.append,
+        retries=0,
+    )
+    assert any(e.kind == "build_step" and e.status == "failed" for e in events)
+    assert any(e.kind == "warning" and e.code == "build_failed" for e in events)
+    assert report.error_count == len(report.case_results) == 10
+    assert {r.error.error_type for r in report.errors()} == {"LookupError"}
+    assert dict(report.score_summary) == {}
+
+
+def test_prebuilt_heta_kb_and_custom_query_engine(tmp_path: Path) -> None:
+    from heta_framework.kb import (
+        KnowledgeBase,
+        QueryEngineRegistry,
+        QueryRequest,
+        QueryResponse,
+        SearchAssetRef,
+    )
+
+    class TopChunkAnswer:
+        mode = "extractive_answer"
+        required_assets = frozenset({SearchAssetRef(kind="chunk_full_text_index")})
+
+        async def query(self, request: QueryRequest, context: Any) -> QueryResponse:
+            inner = await context.query("full_text_search", request)
+            answer = inner.results[0].text if inner.results else None
+            return QueryResponse(mode=self.mode, results=inner.results, answer=answer, citations=inner.citations)
+
+    recipe = heta_recipe(tmp_path)
+    bench = heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST)
+    registry = QueryEngineRegistry.defaults().register(TopChunkAnswer())
+    report = heta_nb.evaluate(
+        bench,
+        recipe=recipe,
+        knowledge_base_name="kb",
+        top_k=5,
+        query_engines=registry,
+        query_modes=["full_text_search", "extractive_answer"],
+        progress=False,
+        evaluators=["answer_contains", "evidence_recall@3"],
+    )
+    assert report.score_summary["extractive_answer.answer_contains"] > 0
+    assert report.score_summary["full_text_search.answer_contains"] == 0.0
+    # the KB Heta built, loaded and passed straight in as kb=
+    kb = asyncio.run(KnowledgeBase.load(recipe=recipe, name="kb", query_engines=registry))
+    again = heta_nb.evaluate(
+        bench,
+        kb=kb,
+        query_modes=["extractive_answer"],
+        progress=False,
+        top_k=5,
+        evaluators=["answer_contains"],
+        report_id="prebuilt",
+    )
+    assert again.knowledge_base_name == "kb"
+    assert again.report_key.startswith("_heta/knowledge_bases/kb/evaluations/prebuilt/")  # kb's own store
+    assert (
+        again.score_summary["extractive_answer.answer_contains"]
+        == report.score_summary["extractive_answer.answer_contains"]
+    )
+    assert dict(again.recipe_manifest) == dict(report.recipe_manifest)
+
+
+def test_unknown_mode_is_warned_about_before_querying(tmp_path: Path) -> None:
+    events: list[Any] = []
+    report = heta_nb.evaluate(
+        heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST),
+        recipe=heta_recipe(tmp_path),
+        knowledge_base_name="kb",
+        query_modes=["full_text_search", "vector_search"],
+        evaluators=["evidence_recall@3"],
+        progress=False,
+        on_event=events.append,
+        retries=0,
+    )
+    assert any(e.kind == "warning" and e.code == "unknown_mode" and "vector_search" in e.message for e in events)
+    assert {r.query_mode for r in report.errors()} == {"vector_search"}
+
+
+def test_manifest_is_coerced_from_heta(tmp_path: Path) -> None:
+    assert BenchmarkManifest.coerce(heta_jsonl_benchmark().manifest).key == "lighthouse_mini:1:test"
