@@ -72,10 +72,7 @@ def main() -> None:
     ]
     print(f"{'measure':38} {'heta_nb':>10} {'baseline':>10} {'ratio':>7} {'target':>7}")
     for name, ours, base, target in rows:
-        print(
-            f"{name:38} {ours * 1000:>8.0f}ms {base * 1000:>8.0f}ms {ours / base:>7.2f} "
-            f"{'<= ' + str(target):>7}"
-        )
+        print(f"{name:38} {ours * 1000:>8.0f}ms {base * 1000:>8.0f}ms {ours / base:>7.2f} {'<= ' + str(target):>7}")
     print(
         f"{'memory (loaded report vs parsed dict)':38} {m_load / 1e6:>8.0f}MB {m_json / 1e6:>8.0f}MB "
         f"{m_load / m_json:>7.2f} {'<= 2':>7}"

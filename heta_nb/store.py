@@ -476,13 +476,17 @@ class ReportStore:
         return report_key(knowledge_base_name, report_id)
 
     # -- writing -----------------------------------------------------------------------
-    def save(self, report: EvaluationReport, *, overwrite: bool = False) -> str:
+    def save(self, report: EvaluationReport, *, overwrite: bool = False, encoded: bytes | None = None) -> str:
         """Store ``report`` atomically at Heta's key and return the key.
 
         The stored report's ``report_key`` is set to the key actually used. A report
         already stored under that key is never silently replaced: saving a different
         report there (another id that slugs the same, e.g. ``"Run 1"`` and ``"run_1"``)
         or the same report again needs ``overwrite=True``.
+
+        ``encoded`` may pass the report's bytes when the caller already has them (the
+        runner assembles them from its checkpoint lines); it must equal
+        ``encode_report(report)`` and is ignored unless ``report_key`` is already set.
 
         Raises:
             UnsafeNameError: the KB name or report id cannot be used as a key.
@@ -492,7 +496,8 @@ class ReportStore:
         key = report_key(report.knowledge_base_name, report.report_id)
         if report.report_key != key:
             report = report.replace(report_key=key)
-        data = encode_report(report)
+            encoded = None
+        data = encoded if encoded is not None else encode_report(report)
         prefix = key.rsplit("/", 1)[0]
         try:
             if not overwrite and self._backend.exists(key):

@@ -103,9 +103,7 @@ def scores_frame(report: EvaluationReport) -> pd.DataFrame:
             rows["metric"].append(score["name"])
             rows["value"].append(value)
             rows["numeric"].append(math.nan if numeric is None else numeric)
-            rows["kind"].append(
-                "bool" if isinstance(value, bool) else "text" if numeric is None else "number"
-            )
+            rows["kind"].append("bool" if isinstance(value, bool) else "text" if numeric is None else "number")
             rows["passed"].append(score["passed"])
             rows["skipped"].append(score["metadata"].get("skipped") is True)
     frame = pd.DataFrame(rows)

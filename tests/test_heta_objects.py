@@ -26,9 +26,7 @@ def _heta_response():
 
     return HetaResponse(
         mode=" full_text_search ",
-        results=(
-            QueryResult(id="chunk_1", text=" Harrow Point ", score=3.5, source={"object_key": "raw/x.txt"}),
-        ),
+        results=(QueryResult(id="chunk_1", text=" Harrow Point ", score=3.5, source={"object_key": "raw/x.txt"}),),
         answer="Mirela Ostrand",
         citations=(QueryCitation(id="citation_1", result_id="chunk_1", source={"object_key": "raw/x.txt"}),),
         metadata={"ranking": "bm25", "tags": {"a"}},
@@ -131,9 +129,7 @@ def test_heta_run_result_report_loads(tmp_path) -> None:
         ),
     )
     benchmark = JsonlBenchmark(
-        manifest=BenchmarkManifest(
-            name="lighthouse_mini", version="1", split="test", task_type="multihop_qa"
-        ),
+        manifest=BenchmarkManifest(name="lighthouse_mini", version="1", split="test", task_type="multihop_qa"),
         documents_jsonl=FIXTURES / "documents.jsonl",
         cases_jsonl=FIXTURES / "cases.jsonl",
         evaluator_list=(EvidenceRecallAtK(k=3),),

@@ -149,9 +149,7 @@ json_scalar = st.one_of(
 )
 json_value = st.recursive(
     json_scalar,
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
     max_leaves=8,
 )
 metadata = st.dictionaries(st.text(max_size=6), json_value, max_size=3)
@@ -190,9 +188,7 @@ def responses(draw: st.DrawFn) -> QueryResponse:
                 max_size=2,
             )
         ),
-        trace=draw(
-            st.lists(st.builds(QueryTraceEvent, stage=text, message=text, metadata=metadata), max_size=2)
-        ),
+        trace=draw(st.lists(st.builds(QueryTraceEvent, stage=text, message=text, metadata=metadata), max_size=2)),
         metadata=draw(metadata),
     )
 

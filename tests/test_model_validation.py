@@ -233,9 +233,7 @@ def test_report_constructor_computes_heta_summary() -> None:
             scores=[EvaluationScore(name="hit", value=False, metadata={"skipped": True})],
             response={"mode": "m"},
         ),
-        EvaluationCaseResult(
-            case_id="c3", query="q3", query_mode="m", error={"message": "boom", "error_type": "E"}
-        ),
+        EvaluationCaseResult(case_id="c3", query="q3", query_mode="m", error={"message": "boom", "error_type": "E"}),
     ]
     report = EvaluationReport(
         report_id="r",
@@ -283,9 +281,7 @@ junk = st.recursive(
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(st.tuples(st.sampled_from(ALL_PATHS), st.one_of(st.just(_DELETE), junk)), min_size=1, max_size=4)
-)
+@given(st.lists(st.tuples(st.sampled_from(ALL_PATHS), st.one_of(st.just(_DELETE), junk)), min_size=1, max_size=4))
 def test_fuzz_structural_mutations(mutations: list[tuple[tuple, Any]]) -> None:
     data = copy.deepcopy(SMALL)
     for path, value in mutations:

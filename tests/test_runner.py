@@ -207,6 +207,8 @@ def test_cancel_returns_a_partial_report_and_resume_finishes_it(tmp_path: Path) 
     assert final.metadata["heta_nb"]["resumed"] == len(done_before)
     assert kb.calls - calls_before <= 80 - len(done_before) + 2  # at most the in-flight ones redone
     assert not (tmp_path / report_prefix("toy kb", "r") / CHECKPOINT_FILE).exists()
+    # the saved bytes (assembled from checkpoint lines) are exactly Heta's encoding of the report
+    assert (tmp_path / final.report_key).read_bytes() == final.to_json().encode("utf-8")
     for result in partial.case_results:  # resumed results are the very same records
         assert final.case(result.case_id, result.query_mode) == result
 

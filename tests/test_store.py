@@ -74,9 +74,7 @@ def test_hostile_names_refused_before_any_write(tmp_path: Path, name: str, messa
         if name.strip():
             store.save(report)
         else:
-            store.key_for(
-                name if field == "knowledge_base_name" else "kb", name if field == "report_id" else "r"
-            )
+            store.key_for(name if field == "knowledge_base_name" else "kb", name if field == "report_id" else "r")
     assert not root.exists() or _all_files(root) == []
     assert _all_files(tmp_path) == []
     with pytest.raises(UnsafeNameError):
@@ -166,9 +164,7 @@ def test_list_latest_delete(tmp_path: Path) -> None:
         store.latest("nobody")
 
 
-def test_listing_uses_sidecars_and_notices_replaced_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_listing_uses_sidecars_and_notices_replaced_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = ReportStore(tmp_path)
     for index in range(5):
         store.save(synthetic_report(3, report_id=f"r{index}", knowledge_base_name="kb"))
@@ -261,9 +257,7 @@ def test_finds_reports_heta_wrote_and_heta_reads_ours(tmp_path: Path) -> None:
         ),
     )
     benchmark = JsonlBenchmark(
-        manifest=BenchmarkManifest(
-            name="lighthouse_mini", version="1", split="test", task_type="multihop_qa"
-        ),
+        manifest=BenchmarkManifest(name="lighthouse_mini", version="1", split="test", task_type="multihop_qa"),
         documents_jsonl=FIXTURES / "documents.jsonl",
         cases_jsonl=FIXTURES / "cases.jsonl",
         evaluator_list=(EvidenceRecallAtK(k=3),),

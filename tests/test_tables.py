@@ -82,11 +82,7 @@ def test_summary_frame_matches_heta_summary(fixture_path: Path) -> None:
 
 
 def test_summary_frame_notes_where_heta_hides_things() -> None:
-    frame = (
-        heta_nb.load_report(FIXTURES / "report-errors.json")
-        .summary_frame()
-        .set_index(["query_mode", "metric"])
-    )
+    frame = heta_nb.load_report(FIXTURES / "report-errors.json").summary_frame().set_index(["query_mode", "metric"])
     row = frame.loc[("full_text_search", "evidence_recall@3")]
     assert (row["n"], row["cases"], row["errors"], row["skipped"]) == (9, 10, 1, 1)
     assert row["note"] == "1 errored case not counted; 1 skipped score averaged in as 0"
@@ -102,13 +98,9 @@ def test_summary_confidence_intervals_match_scipy() -> None:
     frame = report.summary_frame()
     scores = report.scores_frame()
     for row in frame.itertuples(index=False):
-        values = scores[(scores.query_mode == row.query_mode) & (scores.metric == row.metric)][
-            "numeric"
-        ].to_numpy()
+        values = scores[(scores.query_mode == row.query_mode) & (scores.metric == row.metric)]["numeric"].to_numpy()
         if row.kind == "number":
-            low, high = scipy_stats.t.interval(
-                0.95, len(values) - 1, loc=values.mean(), scale=scipy_stats.sem(values)
-            )
+            low, high = scipy_stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=scipy_stats.sem(values))
             assert row.ci_low == pytest.approx(max(0.0, low), abs=1e-9)
             assert row.ci_high == pytest.approx(min(1.0, high), abs=1e-9)
         else:

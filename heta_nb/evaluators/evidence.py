@@ -177,17 +177,26 @@ class EvidenceRecall(BuiltinEvaluator):
         expected = tuple(case.expected.evidence)
         if not expected:
             return self._skipped(0.0, "case has no expected evidence")
-        results = [_ResultView(r) for r in response["results"][: self.k]]
+        top = response["results"][: self.k]
+        views: list[_ResultView] = []  # built lazily: most evidence matches an early result
         matched_refs: list[str] = []
         missing_refs: list[str] = []
         matched = 0
         for evidence in expected:
-            if any(evidence_matches(evidence, result) for result in results):
+            found = False
+            for index in range(len(top)):
+                if index == len(views):
+                    views.append(_ResultView(top[index]))
+                if evidence_matches(evidence, views[index]):
+                    found = True
+                    break
+            reference = evidence.reference_id
+            if found:
                 matched += 1
-                if evidence.reference_id:
-                    matched_refs.append(evidence.reference_id)
-            elif evidence.reference_id:
-                missing_refs.append(evidence.reference_id)
+                if reference:
+                    matched_refs.append(reference)
+            elif reference:
+                missing_refs.append(reference)
         return EvaluationScore._wrap(
             {
                 "name": self.name,

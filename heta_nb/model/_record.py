@@ -152,9 +152,7 @@ class Record:
         data: dict[str, Any] = {}
         for field in self._fields:
             value = values.get(field.key, MISSING)
-            if value is MISSING or (
-                value is None and field.default is not MISSING and field.default is not None
-            ):
+            if value is MISSING or (value is None and field.default is not MISSING and field.default is not None):
                 if field.default is MISSING:
                     raise TypeError(f"{field.label} is required")
                 data[field.key] = field.default_json()
@@ -200,10 +198,7 @@ class Record:
         cls._check_rules(raw, path, problems)
         if completed:
             # Fill defaults for absent keys and keep Heta's key order, extras last.
-            ordered = {
-                field.key: raw[field.key] if field.key in raw else field.default_json()
-                for field in cls._fields
-            }
+            ordered = {field.key: raw[field.key] if field.key in raw else field.default_json() for field in cls._fields}
             ordered.update((k, v) for k, v in raw.items() if k not in ordered)
             return ordered
         return raw

@@ -63,10 +63,7 @@ def load_report(source: ReportSource) -> EvaluationReport:
         return parse_report(data, source=label)
     raise ReportFormatError(
         f"<{type(source).__name__}>",
-        [
-            "cannot load a report from this type; pass a path, URL, JSON text/bytes, a dict "
-            "or an object with to_dict()"
-        ],
+        ["cannot load a report from this type; pass a path, URL, JSON text/bytes, a dict or an object with to_dict()"],
     )
 
 
@@ -127,9 +124,7 @@ def parse_report(data: Mapping[str, Any], *, source: str = "<report dict>") -> E
 
 def _validated(parsed: Any, source: str) -> EvaluationReport:
     if not isinstance(parsed, dict):
-        raise ReportFormatError(
-            source, [f"expected a JSON object at the top level, got {json_type_name(parsed)}"]
-        )
+        raise ReportFormatError(source, [f"expected a JSON object at the top level, got {json_type_name(parsed)}"])
     version = parsed.get("schema_version", "1")
     if version not in SUPPORTED_SCHEMA_VERSIONS:
         supported = ", ".join(repr(v) for v in SUPPORTED_SCHEMA_VERSIONS)

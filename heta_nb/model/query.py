@@ -78,9 +78,7 @@ class QueryResult(Record):
         source: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        self._assign(
-            {"id": id, "text": text, "score": score, "kind": kind, "source": source, "metadata": metadata}
-        )
+        self._assign({"id": id, "text": text, "score": score, "kind": kind, "source": source, "metadata": metadata})
 
     def source_keys(self) -> tuple[str, ...]:
         """Every raw object key this result points at (source, origin and metadata)."""
@@ -120,9 +118,7 @@ class QueryResponse(Record):
     answer: Text[str | None] = Text("Generated answer, or null when the mode does not answer.", optional=True)
     citations: Items[QueryCitation] = Items("Citations derived from the results.", QueryCitation)
     trace: Items[QueryTraceEvent] = Items("Trace events (empty unless tracing was on).", QueryTraceEvent)
-    metadata: JsonObject = JsonObject(
-        "Engine details (index, ranking, answer_generation...).", heta_safe=True
-    )
+    metadata: JsonObject = JsonObject("Engine details (index, ranking, answer_generation...).", heta_safe=True)
 
     def __init__(
         self,

@@ -162,9 +162,7 @@ class EvaluationError(Record):
         retryable: bool = False,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        self._assign(
-            {"message": message, "error_type": error_type, "retryable": retryable, "metadata": metadata}
-        )
+        self._assign({"message": message, "error_type": error_type, "retryable": retryable, "metadata": metadata})
 
 
 class BenchmarkManifest(Record):
@@ -226,9 +224,7 @@ class EvaluationCaseResult(Record):
     query: Text[str] = Text("The case's query text (not an engine's rewrite).")
     query_mode: Text[str] = Text("Query mode that was called.")
     scores: Items[EvaluationScore] = Items("Scores, in evaluator order (empty for errors).", EvaluationScore)
-    response: Nested[QueryResponse | None] = Nested(
-        "The response, or null for an error.", QueryResponse, optional=True
-    )
+    response: Nested[QueryResponse | None] = Nested("The response, or null for an error.", QueryResponse, optional=True)
     latency_ms: Number[float | None] = Number(
         "Query plus evaluation time in milliseconds (Heta includes evaluator time).",
         optional=True,

@@ -130,9 +130,7 @@ def summarize_metrics(report: EvaluationReport, *, confidence: float = 0.95) -> 
             if key not in collected and key not in texts:
                 continue
             nums, bools, skips = collected.get(key, ([], [], []))
-            summaries.append(
-                _summary(mode, metric, nums, bools, skips, cases[mode], errors[mode], confidence)
-            )
+            summaries.append(_summary(mode, metric, nums, bools, skips, cases[mode], errors[mode], confidence))
     return summaries
 
 

@@ -15,12 +15,13 @@ after a cancelled or failed run it stays, and ``resume=True`` picks up from it.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
-from heta_nb.model._json import to_json_value
+from heta_nb.model._json import dumps_compact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult
 from heta_nb.store import ReportStore, _LocalBackend, report_prefix
 
@@ -33,9 +34,9 @@ FORMAT = 1
 
 def _dumps(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return dumps_compact(value)
     except TypeError:  # e.g. a numpy float32 score: convert, never lose the case
-        return json.dumps(to_json_value(value, "result"), ensure_ascii=False, separators=(",", ":"))
+        return dumps_compact(to_json_value(value, "result"))
 
 
 @dataclass
@@ -55,7 +56,8 @@ class CheckpointWriter:
         self.store = store
         self.prefix = report_prefix(knowledge_base_name, report_id)
         self._backend = store._backend
-        self._handle: IO[str] | None = None
+        self._fd: int | None = None
+        self._prefixes: dict[tuple[str, str], str] = {}
         self._buffer: list[str] = []
         self._part = 0
         self._last_flush = time.monotonic()
@@ -69,38 +71,34 @@ class CheckpointWriter:
         if self.local:
             path = self._backend._path(f"{self.prefix}/{CHECKPOINT_FILE}")  # type: ignore[attr-defined]
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = path.open("a", encoding="utf-8")
-            if fresh or path.stat().st_size == 0:
-                self._handle.write(line)
-                self._handle.flush()
+            # An unbuffered O_APPEND descriptor: each line reaches the kernel in one
+            # write() as the case finishes, so it survives the process being killed.
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            if fresh or os.fstat(self._fd).st_size == 0:
+                os.write(self._fd, line.encode("utf-8"))
         else:
             existing = [e for e in self._backend.list(f"{self.prefix}/{PARTS_DIR}")]
             self._part = len(existing)
             if fresh or not existing:
                 self._write_part([line])
 
-    def append(self, unit_id: str, case_id: str, mode: str, result: EvaluationCaseResult) -> None:
-        """Record one finished result (durable on local stores before this returns)."""
-        line = "".join(
-            (
-                '{"unit_id":',
-                _dumps(unit_id),
-                ',"case_id":',
-                _dumps(case_id),
-                ',"mode":',
-                _dumps(mode),
-                ',"result":',
-                _dumps(result._data),
-                "}\n",
-            )
-        )
-        if self._handle is not None:
-            self._handle.write(line)
-            self._handle.flush()
-            return
+    def append(self, unit_id: str, case_id: str, mode: str, result: EvaluationCaseResult) -> str:
+        """Record one finished result (durable on local stores before this returns).
+
+        Returns the result's JSON text, so the final report can reuse it.
+        """
+        encoded = _dumps(result._data)
+        prefix = self._prefixes.get((unit_id, mode))
+        if prefix is None:
+            prefix = self._prefixes[(unit_id, mode)] = f'{{"unit_id":{_dumps(unit_id)},"mode":{_dumps(mode)},"case_id":'
+        line = f'{prefix}{_dumps(case_id)},"result":{encoded}}}\n'
+        if self._fd is not None:
+            os.write(self._fd, line.encode("utf-8"))
+            return encoded
         self._buffer.append(line)
         if len(self._buffer) >= 256 or time.monotonic() - self._last_flush > 1.0:
             self.flush()
+        return encoded
 
     def flush(self) -> None:
         """Write buffered lines (remote stores)."""
@@ -117,15 +115,15 @@ class CheckpointWriter:
     def close(self) -> None:
         """Flush and close."""
         self.flush()
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def delete(self) -> None:
         """Remove the checkpoint (after the complete report was saved)."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
         self._backend.delete_prefix(f"{self.prefix}/{CHECKPOINT_FILE}")
         self._backend.delete_prefix(f"{self.prefix}/{PARTS_DIR}")
 

@@ -33,7 +33,7 @@ from typing import Any
 from heta_nb import __version__
 from heta_nb.errors import ReportExistsError
 from heta_nb.evaluators.base import PreparedEvaluator, as_evaluator, as_score
-from heta_nb.model._json import to_json_value
+from heta_nb.model._json import dumps_compact, to_json_value
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary, numeric_value
 from heta_nb.runner.checkpoint import CheckpointWriter, read_checkpoint
@@ -66,6 +66,9 @@ class RunFailedError(RuntimeError):
     def __init__(self, message: str, report: EvaluationReport) -> None:
         super().__init__(message)
         self.report = report
+
+
+_TIMEOUT = getattr(asyncio, "timeout", None)
 
 
 def _utc_now() -> str:
@@ -135,6 +138,8 @@ class Engine:
         self._cancelled = False
         self._workers: list[asyncio.Task[None]] = []
         self._results: dict[tuple[int, int, int], EvaluationCaseResult] = {}
+        self._encoded: dict[tuple[int, int, int], str] = {}
+        """Each result's JSON text, as written to the checkpoint (reused by the final save)."""
         self._warnings: list[str] = []
         self._errors = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -500,7 +505,13 @@ class Engine:
             retryable = False
             try:
                 call = kb.query(case.query, mode=mode, top_k=c.top_k, options=self.query_options, trace=c.trace)
-                raw = await (asyncio.wait_for(call, c.timeout_s) if c.timeout_s else call)
+                if c.timeout_s is None:
+                    raw = await call
+                elif _TIMEOUT is not None:  # Python 3.11+: no extra task per query
+                    async with _TIMEOUT(c.timeout_s):
+                        raw = await call
+                else:
+                    raw = await asyncio.wait_for(call, c.timeout_s)
                 response = normalize_response(raw, mode)
                 break
             except asyncio.CancelledError:
@@ -559,7 +570,9 @@ class Engine:
         if error is not None:
             self._errors += 1
         if self._checkpoint is not None:
-            self._checkpoint.append(unit_id, case.case_id, mode, result)
+            self._encoded[(unit_index, case_index, mode_index)] = self._checkpoint.append(
+                unit_id, case.case_id, mode, result
+            )
         self.emit(
             CaseFinished(
                 unit_id=unit_id,
@@ -579,7 +592,8 @@ class Engine:
     async def _finish(self, status: RunStatus, failure: str | None) -> EvaluationReport:
         c = self.config
         finished_at = _utc_now()
-        ordered = [self._results[key] for key in sorted(self._results)]
+        order = sorted(self._results)
+        ordered = [self._results[key] for key in order]
         source = getattr(self, "source", None)
         if self.builder is not None and self.builder.knowledge_bases:
             kb_manifest = self.builder.knowledge_base_manifest()
@@ -643,8 +657,10 @@ class Engine:
         if self.store is not None:
             if self._checkpoint is not None:
                 self._checkpoint.close()
-            key = await asyncio.to_thread(self.store.save, report, overwrite=True)
+            key = self.store.key_for(self.knowledge_base_name, self.report_id)
             report = report.replace(report_key=key)
+            encoded = self._encode(report, [self._encoded.get(k) for k in order])
+            await asyncio.to_thread(self.store.save, report, overwrite=True, encoded=encoded)
             if status == "complete" and self._checkpoint is not None:
                 self._checkpoint.delete()
         self.report = report
@@ -661,6 +677,18 @@ class Engine:
             )
         )
         return report
+
+    @staticmethod
+    def _encode(report: EvaluationReport, case_json: list[str | None]) -> bytes:
+        """``encode_report(report)``, reusing the case results' checkpoint JSON."""
+        parts = []
+        for name, value in report._data.items():
+            if name == "case_results":
+                texts = [text if text is not None else dumps_compact(item) for text, item in zip(case_json, value)]
+                parts.append('"case_results":[' + ",".join(texts) + "]")
+            else:
+                parts.append(dumps_compact(name) + ":" + dumps_compact(value))
+        return ("{" + ",".join(parts) + "}").encode("utf-8")
 
 
 def _error(error_type: str, message: str, retryable: bool, attempts: int, exc: BaseException | None = None) -> dict:

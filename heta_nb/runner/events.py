@@ -300,9 +300,18 @@ def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(mapping)
 
 
+def _replace(state: RunState, **changes: Any) -> RunState:
+    """``dataclasses.replace`` without re-running ``__init__`` (about 10x faster)."""
+    new = object.__new__(RunState)
+    fields = new.__dict__
+    fields.update(state.__dict__)
+    fields.update(changes)
+    return new
+
+
 def reduce(state: RunState, event: Event) -> RunState:
     """The state after ``event`` (pure: ``state`` is not changed)."""
-    replace = dataclasses.replace
+    replace = _replace
     kind = event.kind
     if kind == "case_finished":
         assert isinstance(event, CaseFinished)

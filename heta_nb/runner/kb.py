@@ -117,16 +117,34 @@ def _accepted_keywords(func: Callable[..., Any]) -> frozenset[str]:
 # -- responses ------------------------------------------------------------------------
 
 
+_SCALAR_TYPES = frozenset(_SCALARS)
+
+
+def _safe_value(value: Any) -> Any:
+    """Heta's ``_json_safe`` of one value, with fast paths for plain JSON shapes."""
+    kind = type(value)
+    if kind in _SCALAR_TYPES:
+        return value
+    if kind is list or kind is tuple:
+        for item in value:
+            if type(item) not in _SCALAR_TYPES:
+                return heta_json_safe(value)
+        return list(value)
+    if kind is dict:
+        return _safe_mapping(value)
+    return heta_json_safe(value)
+
+
 def _safe_mapping(value: Any) -> dict[str, Any]:
-    """Heta's ``_json_safe`` for a mapping, with a fast path for flat ones."""
-    if not isinstance(value, Mapping):
-        return {} if value is None else heta_json_safe({"value": value})
+    """Heta's ``_json_safe`` for a mapping (keys ``str()``-ed), fast for plain dicts."""
+    if type(value) is not dict:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            return heta_json_safe({"value": value})  # type: ignore[no-any-return]
     result: dict[str, Any] = {}
     for key, item in value.items():
-        if type(item) in _SCALARS:
-            result[key if type(key) is str else str(key)] = item
-        else:
-            return heta_json_safe(value)  # type: ignore[no-any-return]
+        result[key if type(key) is str else str(key)] = item if type(item) in _SCALAR_TYPES else _safe_value(item)
     return result
 
 

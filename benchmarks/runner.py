@@ -1,0 +1,217 @@
+"""heta_nb's runner side by side with heta-framework's, in one process (needs [heta]).
+
+1. Per-case overhead with a no-op KB returning 10 results and Heta's three
+   evaluators (EvidenceRecallAtK, AnswerContains, AnswerExactMatch), concurrency 8,
+   heta_nb with events and checkpoint on (target: heta_nb <= Heta).
+2. The same with heta_nb's own evaluators for the same metrics (target: >= 2x
+   Heta's throughput).
+3. An async KB with 20 ms latency, 2,000 cases, concurrency 64 (target: wall <=
+   1.10x the ideal 0.625 s).
+4. Peak memory per case for 2,000 vs 20,000 cases (flat: no coroutine per case
+   created up front).
+
+    python benchmarks/runner.py [--cases 4000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import statistics
+import tempfile
+import time
+import tracemalloc
+from typing import Any
+
+from heta_framework.evaluation import (
+    AnswerContains,
+    AnswerExactMatch,
+    BenchmarkRunConfig,
+    BenchmarkRunUnit,
+    EvidenceRecallAtK,
+)
+from heta_framework.evaluation.runner import _evaluate_cases
+from heta_framework.kb.search import QueryResponse, QueryResult
+
+from heta_nb.benchmark import Benchmark, BenchmarkCase, BenchmarkEvidence, BenchmarkExpected
+from heta_nb.runner import Engine, RunConfig, RunState, reduce
+
+MODE = "full_text_search"
+
+
+def make_response() -> QueryResponse:
+    results = tuple(
+        QueryResult(
+            id=f"chunk_{i}",
+            text=f"Chunk {i} of document d{i} mentions the harbour.",
+            score=10.0 - i,
+            source={
+                "document_id": f"doc_{i:016x}",
+                "object_key": f"raw/benchmarks/b/test/d{i}/d{i}.txt",
+                "chunk_ids": [f"chunk_{i}"],
+                "chunk_index": 0,
+            },
+            metadata={"ranking": "bm25", "retrieval_method": MODE, "index": "chunk_full_text"},
+        )
+        for i in range(10)
+    )
+    return QueryResponse(mode=MODE, results=results, answer=None)
+
+
+class NoOpKB:
+    """Answers instantly with the same 10 results (optionally after a sleep)."""
+
+    name = "bench kb"
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.response = make_response()
+        self.latency = latency
+
+    async def query(
+        self, text: str, *, mode: str, top_k: int = 10, options: Any = None, trace: bool = False, filters: Any = None
+    ) -> QueryResponse:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return self.response
+
+
+def make_benchmark(n: int) -> Benchmark:
+    cases = [
+        BenchmarkCase(
+            case_id=f"q{i:06d}",
+            query=f"Where is the harbour of document {i % 10}?",
+            expected=BenchmarkExpected(
+                answers=("harbour",),
+                evidence=(
+                    BenchmarkEvidence(
+                        reference_id=f"d{i % 10}", locator={"source_key_prefix": f"raw/benchmarks/b/test/d{i % 10}/"}
+                    ),
+                ),
+            ),
+        )
+        for i in range(n)
+    ]
+    return Benchmark({"name": "b", "version": "1", "split": "test", "task_type": "qa"}, (), cases)
+
+
+def heta_evaluators() -> tuple[Any, ...]:
+    return (EvidenceRecallAtK(k=5), AnswerContains(), AnswerExactMatch())
+
+
+def time_heta(benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, serialize: bool = False) -> float:
+    """Heta's per-unit case loop; with ``serialize`` also what its runner does at the end
+    for a persisted report (``to_dict()`` of every result and one ``json.dumps``)."""
+    config = BenchmarkRunConfig(max_concurrent_queries=concurrency, top_k=10)
+    unit = BenchmarkRunUnit(unit_id="corpus")
+    start = time.perf_counter()
+    results = asyncio.run(
+        _evaluate_cases(
+            cases=benchmark.cases,
+            knowledge_base=kb,
+            query_modes=(MODE,),
+            evaluators=heta_evaluators(),
+            config=config,
+            unit=unit,
+        )
+    )
+    if serialize:
+        json.dumps([r.to_dict() for r in results], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return time.perf_counter() - start
+
+
+def time_heta_nb(benchmark: Benchmark, kb: NoOpKB, concurrency: int, evaluators: Any, *, store: bool) -> float:
+    state = [RunState()]
+
+    def on_event(event: Any) -> None:  # what a display does with every event
+        state[0] = reduce(state[0], event)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = RunConfig(
+            benchmark=benchmark,
+            kb=kb,
+            query_modes=(MODE,),
+            evaluators=evaluators,
+            concurrency=concurrency,
+            store=tmp if store else None,
+            lint=False,
+            report_id="bench",
+        )
+        start = time.perf_counter()
+        engine = Engine(config, emit=on_event)
+        report = asyncio.run(engine.run())
+        elapsed = time.perf_counter() - start
+    assert len(report.case_results) == len(benchmark.cases) and state[0].done == len(benchmark.cases)
+    return elapsed
+
+
+def best(repeat: int, func: Any) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        times.append(func())
+    return min(times)
+
+
+def peak_per_case(func: Any, n: int) -> float:
+    gc.collect()
+    tracemalloc.start()
+    func()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=4000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    n = args.cases
+    bench = make_benchmark(n)
+    kb = NoOpKB()
+    builtin = ["evidence_recall@5", "answer_contains", "answer_exact_match"]
+    rows = {
+        "Heta _evaluate_cases (no events, no checkpoint)": lambda: time_heta(bench, kb, 8),
+        "Heta _evaluate_cases + its final to_dict/json.dumps": lambda: time_heta(bench, kb, 8, serialize=True),
+        "heta_nb, Heta's evaluators, events + checkpoint": lambda: time_heta_nb(
+            bench, kb, 8, heta_evaluators(), store=True
+        ),
+        "heta_nb, heta_nb's evaluators, events + checkpoint": lambda: time_heta_nb(bench, kb, 8, builtin, store=True),
+        "heta_nb, heta_nb's evaluators, events, in memory": lambda: time_heta_nb(bench, kb, 8, builtin, store=False),
+    }
+    timings = {name: [] for name in rows}
+    for _ in range(args.repeat):  # interleaved, so load changes hit every row alike
+        for name, func in rows.items():
+            gc.collect()
+            timings[name].append(func())
+    heta = min(timings["Heta _evaluate_cases (no events, no checkpoint)"])
+    print(f"1-2. no-op KB, 10 results, 3 evaluators, concurrency 8, {n:,} cases (best of {args.repeat}, interleaved)")
+    print(f"   {'runner':52} {'us/case':>8} {'cases/s':>9} {'vs Heta':>8}")
+    for name, values in timings.items():
+        seconds = min(values)
+        print(f"   {name:52} {seconds / n * 1e6:>8.1f} {n / seconds:>9.0f} {heta / seconds:>7.2f}x")
+
+    slow = NoOpKB(latency=0.020)
+    bench2k = make_benchmark(2000)
+    ideal = 2000 * 0.020 / 64
+    heta_wall = statistics.median(time_heta(bench2k, slow, 64) for _ in range(args.repeat))
+    ours_wall = statistics.median(
+        time_heta_nb(bench2k, slow, 64, ["evidence_recall@5", "answer_contains", "answer_exact_match"], store=True)
+        for _ in range(args.repeat)
+    )
+    print(f"3. async KB, 20 ms latency, 2,000 cases, concurrency 64 (ideal {ideal:.3f} s, median of {args.repeat})")
+    print(f"   Heta    {heta_wall:.3f} s = {heta_wall / ideal:.2f}x ideal")
+    print(f"   heta_nb {ours_wall:.3f} s = {ours_wall / ideal:.2f}x ideal (checkpoint and events on)")
+
+    print("4. peak traced memory per case (no-op KB, Heta's evaluators, no store)")
+    for size in (2000, 20000):
+        big = make_benchmark(size)
+        theirs = peak_per_case(lambda: time_heta(big, kb, 8), size)
+        ours = peak_per_case(lambda: time_heta_nb(big, kb, 8, heta_evaluators(), store=False), size)
+        print(f"   {size:>6,} cases: Heta {theirs / 1024:6.1f} KiB/case, heta_nb {ours / 1024:6.1f} KiB/case")
+
+
+if __name__ == "__main__":
+    main()
