@@ -208,8 +208,8 @@ def main() -> None:
     print("4. peak traced memory per case (no-op KB, Heta's evaluators, no store)")
     for size in (2000, 20000):
         big = make_benchmark(size)
-        theirs = peak_per_case(lambda: time_heta(big, kb, 8), size)
-        ours = peak_per_case(lambda: time_heta_nb(big, kb, 8, heta_evaluators(), store=False), size)
+        theirs = peak_per_case(lambda big=big: time_heta(big, kb, 8), size)
+        ours = peak_per_case(lambda big=big: time_heta_nb(big, kb, 8, heta_evaluators(), store=False), size)
         print(f"   {size:>6,} cases: Heta {theirs / 1024:6.1f} KiB/case, heta_nb {ours / 1024:6.1f} KiB/case")
 
 
