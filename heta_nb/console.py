@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
-from heta_nb.runner.events import Event, RunState, reduce
+from heta_nb.runner.events import BuildFinished, BuildStep, Event, RunState, RunWarning, reduce
 
 __all__ = ["ConsoleProgress", "format_duration", "format_state_line"]
 
@@ -89,16 +89,13 @@ class ConsoleProgress:
                     f"({bench.get('split')}), modes {', '.join(self.state.modes)}: {self.state.total:,} results"
                     + (f", {self.state.resumed:,} resumed" if self.state.resumed else "")
                 )
-            elif kind == "warning":
-                self._print(f"heta_nb: warning: {event.message}")  # type: ignore[union-attr]
-            elif kind == "build_step" and not self._tty and event.status == "running":  # type: ignore[union-attr]
+            elif isinstance(event, RunWarning):
+                self._print(f"heta_nb: warning: {event.message}")
+            elif isinstance(event, BuildStep) and not self._tty and event.status == "running":
                 steps = len(self.state.build_steps)
-                self._print(f"heta_nb: building step {event.index + 1}/{steps}: {event.name}")  # type: ignore[union-attr]
-            elif kind == "build_finished":
-                self._print(
-                    f"heta_nb: built {event.knowledge_base_name!r} ({event.status}, "  # type: ignore[union-attr]
-                    f"{event.seconds:.1f} s)"
-                )  # type: ignore[union-attr]
+                self._print(f"heta_nb: building step {event.index + 1}/{steps}: {event.name}")
+            elif isinstance(event, BuildFinished):
+                self._print(f"heta_nb: built {event.knowledge_base_name!r} ({event.status}, {event.seconds:.1f} s)")
             elif kind == "run_finished":
                 self._redraw(force=True)
                 self._end_line()

@@ -205,7 +205,7 @@ class _Backend(Protocol):
 
     def size(self, key: str) -> int | None: ...
 
-    def list(self, prefix: str) -> list[_Entry]: ...
+    def list_prefix(self, prefix: str) -> list[_Entry]: ...
 
     def read_many(self, keys: list[str]) -> dict[str, bytes]: ...
 
@@ -257,9 +257,9 @@ class _LocalBackend:
         except FileNotFoundError:
             return None
 
-    def list(self, prefix: str) -> list[_Entry]:
+    def list_prefix(self, prefix: str) -> list[_Entry]:
         base = self._path(prefix)
-        entries = []
+        entries: list[_Entry] = []
         if not base.is_dir():
             return entries
         for dirpath, _dirnames, filenames in os.walk(base):
@@ -332,13 +332,13 @@ class _FsspecBackend:
         except FileNotFoundError:
             return None
 
-    def list(self, prefix: str) -> list[_Entry]:
+    def list_prefix(self, prefix: str) -> list[_Entry]:
         base = self._path(prefix)
         try:
             found = self.fs.find(base, detail=True)
         except FileNotFoundError:
             return []
-        entries = []
+        entries: list[_Entry] = []
         for path, info in found.items():
             if info.get("type", "file") != "file":
                 continue
@@ -354,7 +354,7 @@ class _FsspecBackend:
         return {paths[p]: data for p, data in got.items() if p in paths}
 
     def delete_prefix(self, prefix: str) -> int:
-        entries = self.list(prefix)
+        entries = self.list_prefix(prefix)
         for entry in entries:
             self.fs.rm_file(self._path(entry.key))
         return len(entries)
@@ -392,12 +392,12 @@ class _ObjectStoreBackend:
         return bool(run_sync(self.store.exists(key)))
 
     def size(self, key: str) -> int | None:
-        entries = [e for e in self.list(key.rsplit("/", 1)[0]) if e.key == key]
+        entries = [e for e in self.list_prefix(key.rsplit("/", 1)[0]) if e.key == key]
         return entries[0].size if entries else None
 
-    def list(self, prefix: str) -> list[_Entry]:
+    def list_prefix(self, prefix: str) -> list[_Entry]:
         infos = run_sync(self.store.list(prefix))
-        entries = []
+        entries: list[_Entry] = []
         for info in infos:
             key = getattr(info, "key", None)
             if isinstance(key, str):
@@ -416,7 +416,7 @@ class _ObjectStoreBackend:
         return {k: bytes(v) for k, v in zip(keys, results) if isinstance(v, (bytes, bytearray))}
 
     def delete_prefix(self, prefix: str) -> int:
-        entries = self.list(prefix)
+        entries = self.list_prefix(prefix)
 
         async def remove() -> None:
             for entry in entries:
@@ -594,7 +594,7 @@ class ReportStore:
         Unreadable reports are skipped (``on_error="skip"``) or raise (``"raise"``).
         """
         try:
-            entries = self._backend.list(KB_ROOT)
+            entries = self._backend.list_prefix(KB_ROOT)
         except OSError as exc:
             raise StoreError(f"{self.location}: cannot list reports: {exc}") from exc
         reports = [e for e in entries if _KEY_PATTERN.match(e.key)]

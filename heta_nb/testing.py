@@ -41,7 +41,7 @@ def synthetic_report_dict(
 ) -> dict[str, Any]:
     """A report as a plain dict: ``n_cases`` cases × ``modes``, Heta's shapes and order."""
     rng = random.Random(seed)
-    case_results = []
+    case_results: list[dict[str, Any]] = []
     for index in range(n_cases):
         case_id = f"q{index:05d}"
         query = _sentence(rng, 8).rstrip(".") + "?"

@@ -77,7 +77,7 @@ class CheckpointWriter:
             if fresh or os.fstat(self._fd).st_size == 0:
                 os.write(self._fd, line.encode("utf-8"))
         else:
-            existing = [e for e in self._backend.list(f"{self.prefix}/{PARTS_DIR}")]
+            existing = [e for e in self._backend.list_prefix(f"{self.prefix}/{PARTS_DIR}")]
             self._part = len(existing)
             if fresh or not existing:
                 self._write_part([line])
@@ -135,7 +135,7 @@ def _lines(store: ReportStore, prefix: str) -> Iterator[str]:
         blobs.append(backend.read(f"{prefix}/{CHECKPOINT_FILE}"))
     except (FileNotFoundError, OSError):
         pass
-    parts = sorted(e.key for e in backend.list(f"{prefix}/{PARTS_DIR}") if e.key.endswith(".jsonl"))
+    parts = sorted(e.key for e in backend.list_prefix(f"{prefix}/{PARTS_DIR}") if e.key.endswith(".jsonl"))
     if parts:
         found = backend.read_many(parts)
         blobs.extend(found[key] for key in parts if key in found)

@@ -158,7 +158,7 @@ class RunFinished:
 Event = RunStarted | UnitStarted | BuildStarted | BuildStep | BuildFinished | CaseFinished | RunWarning | RunFinished
 
 _KINDS: dict[str, type[Any]] = {
-    cls.__dataclass_fields__["kind"].default: cls  # type: ignore[attr-defined]
+    str(cls.__dataclass_fields__["kind"].default): cls  # type: ignore[attr-defined]
     for cls in (
         RunStarted,
         UnitStarted,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from heta_nb.model.io import load_report
@@ -63,10 +63,9 @@ def merge_reports(reports: Iterable[Any], *, report_id: str | None = None) -> Ev
     units = {str(u.get("unit_id")): i for i, u in enumerate(run_units) if hasattr(u, "get")}
     modes = {m: i for i, m in enumerate(first.query_modes)}
     results.sort(key=lambda r: _sort_key(r, units, modes))
-    shard_info = (
-        first.metadata.get("heta_nb", {}).get("shard") if hasattr(first.metadata.get("heta_nb"), "get") else None
-    )
-    base_id = shard_info.get("base_report_id") if hasattr(shard_info, "get") else None
+    info = first.metadata.get("heta_nb")
+    shard_info = info.get("shard") if isinstance(info, Mapping) else None
+    base_id = shard_info.get("base_report_id") if isinstance(shard_info, Mapping) else None
     metadata = first.to_dict()["metadata"]
     heta_nb_meta = dict(metadata.get("heta_nb") or {})
     heta_nb_meta.update(
@@ -95,5 +94,5 @@ def merge_reports(reports: Iterable[Any], *, report_id: str | None = None) -> Ev
 
 def _status(report: EvaluationReport) -> str:
     info = report.metadata.get("heta_nb")
-    status = info.get("status") if hasattr(info, "get") else None
+    status = info.get("status") if isinstance(info, Mapping) else None
     return status if isinstance(status, str) else "complete"

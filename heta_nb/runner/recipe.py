@@ -95,7 +95,7 @@ class RecipeBuilder:
         self.query_engines = query_engines
         self.reuse = reuse
         stores = getattr(recipe, "stores", None)
-        self.objects = getattr(stores, "objects", None)
+        self.objects: Any = getattr(stores, "objects", None)
         needed = ("put", "get", "exists", "list")
         if self.objects is None or not all(callable(getattr(self.objects, n, None)) for n in needed):
             raise TypeError("recipe.stores.objects must be a Heta ObjectStore (async put/get/exists/list)")
@@ -219,8 +219,8 @@ class RecipeBuilder:
 
 
 def _with_query_engines(kb: Any, registry: Any) -> Any:
-    if dataclasses.is_dataclass(kb):
-        return dataclasses.replace(kb, query_engines=registry)
+    if dataclasses.is_dataclass(kb) and not isinstance(kb, type):
+        return dataclasses.replace(kb, query_engines=registry)  # type: ignore[type-var]
     return type(kb)(
         name=kb.name,
         description=kb.description,
