@@ -1,4 +1,4 @@
-"""Shared fixtures: the real Heta 0.1.2 reports and helpers to build reports."""
+"""Shared fixtures: the real Heta 0.1.2 reports (constants live in ``helpers``)."""
 
 from __future__ import annotations
 
@@ -6,21 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
-FIXTURES = HERE / "fixtures" / "heta-0.1.2"
-REPORT_FILES = sorted(FIXTURES.glob("report-*.json"))
-
-
-def heta_available() -> bool:
-    try:
-        import heta_framework  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-requires_heta = pytest.mark.skipif(not heta_available(), reason="needs the [heta] extra (heta-framework)")
+from helpers import FIXTURES, REPORT_FILES
 
 
 @pytest.fixture(params=REPORT_FILES, ids=lambda p: p.stem)

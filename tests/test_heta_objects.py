@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import FIXTURES, requires_heta
+from helpers import FIXTURES, requires_heta
 
 import heta_nb
 from heta_nb.model import EvaluationCaseResult, EvaluationScore, QueryResponse

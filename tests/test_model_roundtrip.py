@@ -108,7 +108,7 @@ def test_non_ascii_and_non_finite_numbers(normal_report_dict: dict) -> None:
 
 
 def test_both_knowledge_base_manifest_shapes() -> None:
-    from conftest import FIXTURES
+    from helpers import FIXTURES
 
     single = heta_nb.load_report(FIXTURES / "report-normal.json")
     multi = heta_nb.load_report(FIXTURES / "report-multi-unit.json")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
+from helpers import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

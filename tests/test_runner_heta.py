@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES, requires_heta
+from helpers import FIXTURES, requires_heta
 
 import heta_nb
 from heta_nb.model import BenchmarkManifest

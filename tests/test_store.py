@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPORT_FILES, requires_heta
+from helpers import FIXTURES, REPORT_FILES, requires_heta
 
 import heta_nb
 from heta_nb import ReportStore

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 import heta_nb
 from heta_nb.tables import CASE_COLUMNS, SUMMARY_COLUMNS
