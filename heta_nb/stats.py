@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import repeat
 from statistics import NormalDist
 
 __all__ = [
@@ -35,13 +36,23 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else _NAN
 
 
-def sample_std(values: Sequence[float]) -> float:
-    """Sample standard deviation (ddof=1); NaN for fewer than two values."""
+def sample_std(values: Sequence[float], *, centre: float | None = None) -> float:
+    """Sample standard deviation (ddof=1); NaN for fewer than two values.
+
+    ``centre`` is ``math.fsum(values) / len(values)`` when the caller computed it already.
+    """
     n = len(values)
     if n < 2:
         return _NAN
-    centre = math.fsum(values) / n
-    return math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (n - 1))
+    try:
+        if centre is None:
+            centre = math.fsum(values) / n
+        # Same terms as ``(v - centre) ** 2`` in a generator, computed at C speed.
+        return math.sqrt(math.fsum(map(pow, map(centre.__rsub__, values), repeat(2.0))) / (n - 1))
+    except OverflowError:  # squares (or the sum) beyond the float range
+        return math.inf
+    except ValueError:  # fsum of +inf and -inf
+        return _NAN
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -132,13 +143,27 @@ def student_t_ppf(p: float, df: float) -> float:
     return x
 
 
-def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """Student-t confidence interval of the mean; (NaN, NaN) below two values."""
+def t_interval(
+    values: Sequence[float],
+    confidence: float = 0.95,
+    *,
+    std: float | None = None,
+    centre: float | None = None,
+) -> tuple[float, float]:
+    """Student-t confidence interval of the mean; (NaN, NaN) below two values.
+
+    ``std`` (``sample_std(values)``) and ``centre`` (``math.fsum(values) / n``) may be
+    passed when the caller computed them already.
+    """
     n = len(values)
     if n < 2:
         return (_NAN, _NAN)
-    centre = math.fsum(values) / n
-    spread = sample_std(values)
+    if centre is None:
+        try:
+            centre = math.fsum(values) / n
+        except (OverflowError, ValueError):
+            return (_NAN, _NAN)
+    spread = sample_std(values) if std is None else std
     if not math.isfinite(spread):
         return (_NAN, _NAN)
     half = student_t_ppf(0.5 + confidence / 2.0, n - 1) * spread / math.sqrt(n)

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from heta_nb.model._json import heta_json_safe
+from heta_nb.model._record import RichDisplay
 from heta_nb.model.report import BenchmarkManifest
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -246,7 +247,7 @@ class BenchmarkRunUnit:
 CORPUS_UNIT = BenchmarkRunUnit(unit_id="corpus")
 
 
-class Benchmark:
+class Benchmark(RichDisplay):
     """Documents, cases, run units and default evaluators of one benchmark split.
 
     Args:

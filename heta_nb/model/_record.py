@@ -29,7 +29,7 @@ from heta_nb.model._json import (
     to_json_value,
 )
 
-__all__ = ["MISSING", "Field", "Problems", "Record"]
+__all__ = ["MISSING", "Field", "Problems", "Record", "RichDisplay", "rich_display"]
 
 T = TypeVar("T")
 R = TypeVar("R", bound="Record")
@@ -559,3 +559,33 @@ def _as_sequence(value: Any, label: str) -> Sequence[Any]:
 def _record_json(record: type[Record], value: Any, label: str) -> Any:
     """The JSON form of ``value`` for a nested ``record`` field (see ``Record.coerce``)."""
     return record.coerce(value, label=label)._data
+
+
+def rich_display(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    """IPython's mime bundle for ``obj`` from :mod:`heta_nb.render`, imported only now.
+
+    Never raises: without a working renderer the bundle is just ``text/plain``.
+    """
+    try:
+        from heta_nb.render import repr_mimebundle
+
+        return repr_mimebundle(obj, include, exclude)
+    except Exception:  # noqa: BLE001 - a repr must never raise
+        try:
+            return {"text/plain": repr(obj)}
+        except Exception:  # noqa: BLE001
+            return {"text/plain": f"<{type(obj).__name__}>"}
+
+
+class RichDisplay:
+    """Mixin: IPython rich display (text/plain + the HTML view), rendering imported lazily."""
+
+    __slots__ = ()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """A concise ``text/plain`` and the static HTML view (never raises)."""
+        return rich_display(self, include, exclude)
+
+    def _repr_html_(self) -> str | None:
+        """The HTML view alone (or a short note if it could not be rendered)."""
+        return rich_display(self, ("text/html",)).get("text/html")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from heta_nb.model._record import Items, JsonObject, Number, Record, Text
+from heta_nb.model._record import Items, JsonObject, Number, Record, RichDisplay, Text
 
 __all__ = ["QueryCitation", "QueryResponse", "QueryResult", "QueryTraceEvent"]
 
@@ -108,7 +108,7 @@ def _source_mappings(result: QueryResult) -> Iterable[Mapping[str, Any]]:
     yield metadata
 
 
-class QueryResponse(Record):
+class QueryResponse(RichDisplay, Record):
     """A knowledge base's response to one query in one mode."""
 
     __slots__ = ()

@@ -23,6 +23,7 @@ from heta_nb.model._record import (
     Number,
     Problems,
     Record,
+    RichDisplay,
     Text,
     TextList,
     _join,
@@ -108,7 +109,7 @@ class _ScoreSummary(Field[Mapping[str, float]]):
         return self.cached(obj, lambda: freeze(raw))  # type: ignore[no-any-return]
 
 
-class EvaluationScore(Record):
+class EvaluationScore(RichDisplay, Record):
     """The score one evaluator gave one response."""
 
     __slots__ = ()
@@ -215,7 +216,7 @@ class BenchmarkManifest(Record):
         return f"{self.name}:{self.version}:{self.split}"
 
 
-class EvaluationCaseResult(Record):
+class EvaluationCaseResult(RichDisplay, Record):
     """One benchmark case × one query mode: a response with scores, or an error."""
 
     __slots__ = ()
@@ -307,7 +308,7 @@ class ModeCounts:
         return self.cases - self.errors
 
 
-class EvaluationReport(Record):
+class EvaluationReport(RichDisplay, Record):
     """Everything one evaluation run recorded: which recipe, benchmark and modes, every
     case result, and the score summary. Immutable and traceable: it embeds both the
     recipe manifest and the knowledge-base manifest(s).
@@ -483,10 +484,16 @@ class EvaluationReport(Record):
         return heta_score_summary(self.case_results)
 
     def metric_summaries(self, *, confidence: float = 0.95) -> list[MetricSummary]:
-        """Per mode × metric: n, Heta's mean, errors, skipped, std and a confidence interval."""
+        """Per mode × metric: n, Heta's mean, errors, skipped, std and a confidence interval.
+
+        Computed once per confidence level and kept (the report is immutable); the list
+        returned is a fresh copy of the frozen summaries.
+        """
         from heta_nb.model.summary import summarize_metrics
 
-        return summarize_metrics(self, confidence=confidence)
+        return list(
+            _cached(self, f"metric_summaries@{confidence!r}", lambda: summarize_metrics(self, confidence=confidence))
+        )
 
     # -- pandas views (pandas is imported only when called) ------------------------
     def cases_frame(self) -> pd.DataFrame:

@@ -10,7 +10,8 @@ case has no gold data) are averaged in. heta_nb reproduces it exactly, and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from heta_nb import stats
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 
-__all__ = ["MetricSummary", "heta_score_summary", "numeric_value", "summarize_metrics"]
+__all__ = ["MetricCollector", "MetricSummary", "heta_score_summary", "numeric_value", "summarize_metrics"]
 
 
 def numeric_value(value: Any) -> float | None:
@@ -101,45 +102,114 @@ class MetricSummary:
 
 def summarize_metrics(report: EvaluationReport, *, confidence: float = 0.95) -> list[MetricSummary]:
     """One :class:`MetricSummary` per mode × metric, in mode then evaluator order."""
-    modes = report.modes
-    metrics = report.metric_names
-    cases = dict.fromkeys(modes, 0)
-    errors = dict.fromkeys(modes, 0)
-    collected: dict[tuple[str, str], tuple[list[float], list[bool], list[bool]]] = {}
-    texts: set[tuple[str, str]] = set()
+    collector = MetricCollector(report._data["query_modes"])
+    add = collector.add
     for result in report._data["case_results"]:
+        add(result)
+    return collector.summaries(confidence=confidence)
+
+
+class MetricCollector:
+    """Accumulates, one case result at a time, what :func:`summarize_metrics` needs.
+
+    A caller that walks every case result anyway (the HTML renderer) feeds the same
+    pass and gets identical summaries, instead of walking a large report twice.
+
+    Args:
+        modes: the report's ``query_modes`` (their order comes first, duplicates dropped).
+    """
+
+    __slots__ = ("cases", "errors", "metrics", "modes", "_series")
+
+    def __init__(self, modes: Iterable[str] = ()) -> None:
+        self.modes: dict[str, None] = dict.fromkeys(modes)
+        """Modes in report order (``query_modes``, then modes only seen in results)."""
+        self.metrics: dict[str, None] = {}
+        """Score names in first-seen order (the report's ``metric_names``)."""
+        self.cases: dict[str, int] = dict.fromkeys(self.modes, 0)
+        self.errors: dict[str, int] = dict.fromkeys(self.modes, 0)
+        # mode -> score name -> [values, has a non-bool number, skipped positions or None]
+        self._series: dict[str, dict[str, list[Any]]] = {}
+
+    def _mode(self, mode: str) -> dict[str, list[Any]]:
+        series: dict[str, list[Any]] = {}
+        self._series[mode] = series
+        if mode not in self.modes:
+            self.modes[mode] = None
+            self.cases[mode] = 0
+            self.errors[mode] = 0
+        return series
+
+    def add(self, result: Mapping[str, Any]) -> None:
+        """Count one case result, given in its JSON form (``EvaluationCaseResult._data``)."""
         mode = result["query_mode"]
-        cases[mode] += 1
+        series = self._series.get(mode)
+        if series is None:
+            series = self._mode(mode)
+        self.cases[mode] += 1
         if result["error"] is not None:
-            errors[mode] += 1
+            self.errors[mode] += 1
         for score in result["scores"]:
             value = score["value"]
-            key = (mode, score["name"])
-            numeric = numeric_value(value)
-            if numeric is None:
-                texts.add(key)
+            kind = type(value)
+            entry = series.get(score["name"])
+            if entry is None:
+                entry = series[score["name"]] = [array("d"), False, None]
+                self.metrics.setdefault(score["name"], None)
+            if kind is float:
+                entry[1] = True
+            elif kind is bool:
+                value = 1.0 if value else 0.0
+            elif kind is int:
+                entry[1] = True
+                value = float(value)
+            else:
+                numeric = numeric_value(value)
+                if numeric is None:  # text: counted by name only
+                    continue
+                if not isinstance(value, bool):
+                    entry[1] = True
+                value = numeric
+            if score["metadata"].get("skipped") is True:
+                if entry[2] is None:
+                    entry[2] = []
+                entry[2].append(len(entry[0]))
+            entry[0].append(value)
+
+    def values(self, mode: str, metric: str) -> Sequence[float]:
+        """The numeric values collected so far for ``metric`` in ``mode`` (do not modify)."""
+        entry = self._series.get(mode, {}).get(metric)
+        return entry[0] if entry is not None else ()
+
+    def skipped_positions(self, mode: str, metric: str) -> Sequence[int]:
+        """Positions in :meth:`values` of the skipped scores (``metadata.skipped``), increasing."""
+        entry = self._series.get(mode, {}).get(metric)
+        return entry[2] or () if entry is not None else ()
+
+    def summaries(self, *, confidence: float = 0.95) -> list[MetricSummary]:
+        """One :class:`MetricSummary` per mode × metric seen, in mode then metric order."""
+        summaries = []
+        for mode in self.modes:
+            series = self._series.get(mode)
+            if series is None:
                 continue
-            nums, bools, skips = collected.setdefault(key, ([], [], []))
-            nums.append(numeric)
-            bools.append(isinstance(value, bool))
-            skips.append(score["metadata"].get("skipped") is True)
-    summaries = []
-    for mode in modes:
-        for metric in metrics:
-            key = (mode, metric)
-            if key not in collected and key not in texts:
-                continue
-            nums, bools, skips = collected.get(key, ([], [], []))
-            summaries.append(_summary(mode, metric, nums, bools, skips, cases[mode], errors[mode], confidence))
-    return summaries
+            for metric in self.metrics:
+                entry = series.get(metric)
+                if entry is None:
+                    continue
+                nums, plain, skips = entry
+                summaries.append(
+                    _summary(mode, metric, nums, plain, skips or (), self.cases[mode], self.errors[mode], confidence)
+                )
+        return summaries
 
 
 def _summary(
     mode: str,
     metric: str,
-    nums: list[float],
-    bools: list[bool],
-    skips: list[bool],
+    nums: array[float],
+    plain: bool,
+    skips: Sequence[int],
     cases: int,
     errors: int,
     confidence: float,
@@ -148,20 +218,44 @@ def _summary(
     n = len(nums)
     if n == 0:
         kind = "text"
-    elif all(bools):
+    elif not plain:
         kind = "bool"
     else:
         kind = "number"
-    scored = [v for v, s in zip(nums, skips) if not s]
-    if kind == "bool":
-        ci = stats.wilson_interval(int(sum(nums)), n, confidence)
+    total = sum(nums)
+    mean = total / n if n else nan
+    if skips:
+        # ``skips`` holds increasing positions: keep the runs between them, in order.
+        scored = array("d")
+        start = 0
+        for position in skips:
+            scored.extend(nums[start:position])
+            start = position + 1
+        scored.extend(nums[start:])
+        mean_scored = stats.mean(scored)
     else:
-        ci = stats.t_interval(nums, confidence)
-        if nums and all(0.0 <= v <= 1.0 for v in nums):
+        mean_scored = mean
+    finite: Sequence[float]
+    if math.isfinite(total):
+        # A finite sum means no value is NaN or infinite, so min/max are exact.
+        finite = nums
+    else:
+        finite = [v for v in nums if math.isfinite(v)]
+    minimum = min(finite) if finite else nan
+    maximum = max(finite) if finite else nan
+    try:
+        centre: float | None = math.fsum(nums) / n if n else None
+    except (OverflowError, ValueError):
+        centre = None  # the stats functions handle these cases themselves
+    std = stats.sample_std(nums, centre=centre)
+    if kind == "bool":
+        ci = stats.wilson_interval(int(total), n, confidence)
+    else:
+        ci = stats.t_interval(nums, confidence, std=std, centre=centre)
+        if nums and finite is nums and 0.0 <= minimum and maximum <= 1.0:
             # A score that lives in [0, 1] (recall, nDCG, F1...) cannot have a mean
             # outside it; the t interval can, for small n, so it is clipped.
             ci = (max(0.0, ci[0]), min(1.0, ci[1]))
-    finite = [v for v in nums if math.isfinite(v)]
     return MetricSummary(
         mode=mode,
         metric=metric,
@@ -169,14 +263,14 @@ def _summary(
         n=n,
         cases=cases,
         errors=errors,
-        skipped=sum(skips),
-        mean=stats.mean(nums),
-        mean_scored=stats.mean(scored),
-        std=stats.sample_std(nums),
+        skipped=len(skips),
+        mean=mean,
+        mean_scored=mean_scored,
+        std=std,
         ci_low=ci[0],
         ci_high=ci[1],
-        minimum=min(finite) if finite else nan,
-        maximum=max(finite) if finite else nan,
+        minimum=minimum,
+        maximum=maximum,
         confidence=confidence,
         values=tuple(nums),
     )

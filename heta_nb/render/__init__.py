@@ -1,0 +1,189 @@
+"""Static HTML views of heta_nb objects, for notebooks and exports.
+
+Each ``render_*_html`` function builds a plain-data context (:mod:`heta_nb.render.context`)
+and lays it out with an autoescaping Jinja2 template (``templates/``). The output is a
+self-contained HTML fragment: styles scoped under ``.heta-report``, no scripts, no
+external resources, readable with styles stripped (GitHub) and in light or dark themes.
+
+The model objects' ``_repr_mimebundle_`` methods call :func:`repr_mimebundle` lazily,
+so importing the model never imports Jinja2.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from heta_nb.render.context import (
+    RenderLimits,
+    benchmark_context,
+    build_report_context,
+    case_context,
+    report_text,
+    response_context,
+    run_context,
+    score_context,
+)
+from heta_nb.render.env import environment
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_nb.benchmark.types import Benchmark
+    from heta_nb.model.query import QueryResponse
+    from heta_nb.model.report import EvaluationCaseResult, EvaluationReport, EvaluationScore
+    from heta_nb.runner.events import RunState
+
+__all__ = [
+    "RenderLimits",
+    "build_report_context",
+    "render_benchmark_html",
+    "render_case_html",
+    "render_report_html",
+    "render_response_html",
+    "render_run_html",
+    "render_score_html",
+    "report_plain_text",
+    "repr_mimebundle",
+]
+
+_PLAIN_CHARS = 2000
+
+
+def _render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)
+
+
+def _report(report: EvaluationReport | Mapping[str, Any]) -> EvaluationReport:
+    from heta_nb.model.report import EvaluationReport
+
+    return report if isinstance(report, EvaluationReport) else EvaluationReport.from_dict(report)
+
+
+def render_report_html(
+    report: EvaluationReport | Mapping[str, Any],
+    limits: RenderLimits | None = None,
+    *,
+    id_prefix: str | None = None,
+) -> str:
+    """The report view: header, score summary, worst cases per mode, errors, drill-downs.
+
+    Args:
+        report: the report (or its serialized dict).
+        limits: what to show at most (default :class:`RenderLimits`).
+        id_prefix: prefix of the element ids; by default derived from the report id,
+            so the same report always renders to the same HTML.
+    """
+    context = build_report_context(_report(report), limits, id_prefix=id_prefix)
+    return _render("report.html.j2", ctx=context)
+
+
+def report_plain_text(report: EvaluationReport | Mapping[str, Any], limits: RenderLimits | None = None) -> str:
+    """A concise ``text/plain`` summary: identity, counts, status and the first metrics per mode."""
+    return report_text(build_report_context(_report(report), limits))
+
+
+def render_case_html(case_result: EvaluationCaseResult, limits: RenderLimits | None = None) -> str:
+    """One case result's drill-down: query, scores, answer, ranked results, error, trace."""
+    return _render("case.html.j2", ctx=case_context(case_result, limits))
+
+
+def render_score_html(score: EvaluationScore, limits: RenderLimits | None = None) -> str:
+    """One score as a small table: value, verdict, skipped reason, metadata."""
+    return _render("score.html.j2", ctx=score_context(score, limits))
+
+
+def render_response_html(response: QueryResponse, limits: RenderLimits | None = None) -> str:
+    """One query response: the answer and the ranked results."""
+    return _render("response.html.j2", ctx=response_context(response, limits))
+
+
+def render_benchmark_html(benchmark: Benchmark, limits: RenderLimits | None = None) -> str:
+    """A benchmark: manifest, counts, label distributions and its first cases."""
+    return _render("benchmark.html.j2", ctx=benchmark_context(benchmark, limits))
+
+
+def render_run_html(state: RunState, limits: RenderLimits | None = None) -> str:
+    """A static snapshot of a run: progress, rate, ETA, errors, running means per mode."""
+    return _render("run.html.j2", ctx=run_context(state, limits))
+
+
+def _error_html(exc: BaseException) -> str | None:
+    """A short escaped note on why a view failed (None if even that cannot render)."""
+    try:
+        return _render("error.html.j2", kind=type(exc).__name__, message=str(exc)[:300])
+    except Exception:  # noqa: BLE001 - a repr must never raise
+        return None
+
+
+def _clip_plain(text: str) -> str:
+    return text if len(text) <= _PLAIN_CHARS else text[: _PLAIN_CHARS - 1] + "…"
+
+
+def _safe_repr(obj: Any) -> str:
+    try:
+        return _clip_plain(repr(obj))
+    except Exception:  # noqa: BLE001 - a repr must never raise
+        return f"<{type(obj).__name__}>"
+
+
+def _wanted(mime: str, include: Collection[str] | None, exclude: Collection[str] | None) -> bool:
+    return (not include or mime in include) and not (exclude and mime in exclude)
+
+
+_VIEWS: dict[str, str] = {
+    "heta_nb.model.report.EvaluationCaseResult": "heta_nb.render:render_case_html",
+    "heta_nb.model.report.EvaluationScore": "heta_nb.render:render_score_html",
+    "heta_nb.model.query.QueryResponse": "heta_nb.render:render_response_html",
+    "heta_nb.benchmark.types.Benchmark": "heta_nb.render:render_benchmark_html",
+    "heta_nb.comparison.Comparison": "heta_nb.render.comparison:render_comparison_html",
+}
+"""Class (module.qualname) -> its HTML view ("module:function"), imported only when used."""
+
+
+def _view(obj: Any) -> Callable[[Any], str]:
+    for cls in type(obj).__mro__:
+        target = _VIEWS.get(f"{cls.__module__}.{cls.__qualname__}")
+        if target is not None:
+            module, name = target.split(":")
+            return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+    raise TypeError(f"no HTML view for {type(obj).__name__}")
+
+
+def repr_mimebundle(
+    obj: Any, include: Collection[str] | None = None, exclude: Collection[str] | None = None
+) -> dict[str, str]:
+    """IPython's mime bundle for a report, case result, score, response, benchmark or comparison.
+
+    Always has a concise ``text/plain``; ``text/html`` only when ``include``/``exclude``
+    allow it. Never raises: if rendering fails, ``text/html`` is a short escaped note.
+    """
+    from heta_nb.model.report import EvaluationReport
+
+    want_html = _wanted("text/html", include, exclude)
+    if isinstance(obj, EvaluationReport):
+        # One context for both: the plain text is made from the same numbers.
+        try:
+            context = build_report_context(obj)
+        except Exception as exc:  # noqa: BLE001 - a repr must never raise
+            return _with_error({"text/plain": _safe_repr(obj)}, exc, want_html)
+        bundle = {"text/plain": _clip_plain(report_text(context))}
+        if want_html:
+            try:
+                bundle["text/html"] = _render("report.html.j2", ctx=context)
+            except Exception as exc:  # noqa: BLE001
+                return _with_error(bundle, exc, want_html)
+        return bundle
+    bundle = {"text/plain": _safe_repr(obj)}
+    if want_html:
+        try:
+            bundle["text/html"] = _view(obj)(obj)
+        except Exception as exc:  # noqa: BLE001
+            return _with_error(bundle, exc, want_html)
+    return bundle
+
+
+def _with_error(bundle: dict[str, str], exc: BaseException, want_html: bool) -> dict[str, str]:
+    note = _error_html(exc) if want_html else None
+    if note is not None:
+        bundle["text/html"] = note
+    return bundle

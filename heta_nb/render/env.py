@@ -1,0 +1,91 @@
+"""The one Jinja2 environment behind every heta_nb HTML view, and its filters.
+
+Autoescaping is on for every template and undefined names raise
+(``StrictUndefined``), so a typo in a template fails a test instead of silently
+rendering nothing. The environment is built on first use only: importing
+:mod:`heta_nb.render` stays cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import jinja2
+
+__all__ = ["environment", "format_count", "format_number"]
+
+_LOCK = threading.Lock()
+_ENV: jinja2.Environment | None = None
+
+
+def format_number(value: Any, digits: int = 3) -> str:
+    """A number for display: ``digits`` decimals, NaN/None -> ``—``, inf -> ``∞``.
+
+    Booleans read ``true``/``false``; magnitudes from a million up use an exponent so a
+    stray ``1e100`` cannot produce a hundred-digit cell.
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if not isinstance(value, (int, float)):
+        return "—"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if math.isnan(value):
+        return "—"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if abs(value) >= 1e6:
+        return f"{value:.{max(digits - 1, 1)}e}"
+    text = f"{value:.{digits}f}"
+    return "0." + "0" * digits if text == "-0." + "0" * digits else text
+
+
+def format_count(value: Any) -> str:
+    """An integer count with thousands separators (``12,400``); anything else via :func:`format_number`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return format_number(value)
+
+
+class _Environment(jinja2.Environment):
+    """Reads ``a.b`` on a dict as ``a["b"]`` first (render contexts are plain dicts).
+
+    Jinja's default tries the attribute first, which for a dict raises and catches an
+    AttributeError on every lookup: a third of the render time of a large report.
+    """
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
+def _build() -> jinja2.Environment:
+    env = _Environment(
+        loader=jinja2.PackageLoader("heta_nb", "render/templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.filters["num"] = format_number
+    env.filters["count"] = format_count
+    return env
+
+
+def environment() -> jinja2.Environment:
+    """The shared environment (built once, thread-safe)."""
+    global _ENV
+    if _ENV is None:
+        with _LOCK:
+            if _ENV is None:
+                _ENV = _build()
+    return _ENV
