@@ -1,0 +1,135 @@
+"""Time ``heta_nb.comparison.compare`` on three recipes × 10,000 cases × 5 metrics.
+
+Usage::
+
+    python benchmarks/compare.py [--cases 10000] [--reports 3] [--metrics 5] [--resamples 10000] [--repeat 3]
+
+Builds ``--reports`` reports (one query mode, ``--metrics`` numeric metrics, small
+responses, 2% errors per report and 5% of cases skipped on one metric, so alignment has
+work to do), validates them with ``load_report`` (not timed), then times
+``compare(*reports)``. The time spent inside
+``paired_test`` is measured by wrapping it; the rest is alignment (one pass over the case
+results, numpy arrays), Holm and bookkeeping. Prints the best of ``--repeat`` runs in ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+import heta_nb
+import heta_nb.comparison as compare_module
+from heta_nb.model.report import EvaluationCaseResult
+from heta_nb.model.summary import heta_score_summary
+
+
+def report_dict(n: int, metrics: int, *, seed: int, shift: float, report_id: str) -> dict[str, Any]:
+    """A valid report dict: ``n`` cases × one mode, ``metrics`` scores per case."""
+    rng = np.random.default_rng(seed)
+    values = np.clip(rng.random((n, metrics)) + shift, 0.0, 1.0).round(4).tolist()
+    errors = (rng.random(n) < 0.02).tolist()
+    skipped = (np.random.default_rng(12345).random(n) < 0.05).tolist()  # no gold data: same cases in every report
+    names = [f"metric_{j}@5" for j in range(metrics)]
+    results = []
+    for i in range(n):
+        base = {
+            "case_id": f"q{i:05d}",
+            "query": f"query number {i}?",
+            "query_mode": "full_text_search",
+            "latency_ms": 1.0,
+            "metadata": {"benchmark_run_unit": "corpus", "knowledge_base_name": report_id},
+        }
+        if errors[i]:
+            error = {"message": "boom", "error_type": "RuntimeError", "retryable": False, "metadata": {}}
+            results.append({**base, "scores": [], "response": None, "error": error})
+            continue
+        scores = [
+            {
+                "name": name,
+                "value": 0.0 if skipped[i] and j == 0 else values[i][j],
+                "passed": None,
+                "metadata": {"skipped": True} if skipped[i] and j == 0 else {},
+            }
+            for j, name in enumerate(names)
+        ]
+        response = {"mode": "full_text_search", "results": [], "answer": None, "citations": [], "trace": []}
+        results.append({**base, "scores": scores, "response": {**response, "metadata": {}}, "error": None})
+    return {
+        "schema_version": "1",
+        "report_id": report_id,
+        "report_key": None,
+        "benchmark": {"name": "bench", "version": "1", "split": "test", "task_type": "qa"},
+        "knowledge_base_name": report_id,
+        "knowledge_base_manifest": {},
+        "recipe_manifest": {},
+        "query_modes": ["full_text_search"],
+        "score_summary": heta_score_summary(EvaluationCaseResult._wrap(r) for r in results),
+        "case_results": results,
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "finished_at": "2026-01-01T00:10:00+00:00",
+        "metadata": {},
+    }
+
+
+def main() -> None:
+    """Build the reports, run compare() ``--repeat`` times and print the timings."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--reports", type=int, default=3)
+    parser.add_argument("--metrics", type=int, default=5)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    start = time.perf_counter()
+    reports = [
+        heta_nb.load_report(report_dict(args.cases, args.metrics, seed=i, shift=0.01 * i, report_id=f"recipe_{i}"))
+        for i in range(args.reports)
+    ]
+    print(f"built and validated {args.reports} reports in {(time.perf_counter() - start) * 1000:.0f} ms (not timed)")
+
+    original = compare_module.paired_test
+    in_tests = [0.0]
+
+    def timed_paired_test(*a: Any, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return original(*a, **kw)
+        finally:
+            in_tests[0] += time.perf_counter() - t0
+
+    compare_module.paired_test = timed_paired_test  # type: ignore[assignment]
+    warnings.simplefilter("ignore", compare_module.HetaComparisonWarning)  # the errored cases, expected here
+    best: tuple[float, float] | None = None
+    try:
+        for _ in range(args.repeat):
+            in_tests[0] = 0.0
+            t0 = time.perf_counter()
+            comparison = compare_module.compare(*reports, resamples=args.resamples)
+            total = time.perf_counter() - t0
+            if best is None or total < best[0]:
+                best = (total, in_tests[0])
+    finally:
+        compare_module.paired_test = original
+    assert best is not None
+    total, tests = best
+    n_tests = comparison.family_size
+    rest = total - tests
+    print(
+        f"compare(): {args.cases} cases x {args.reports} reports x {args.metrics} metrics, "
+        f"{args.resamples} resamples, {n_tests} paired tests (best of {args.repeat})"
+    )
+    print(f"  total              {total * 1000:8.1f} ms")
+    print(
+        f"  paired_test        {tests * 1000:8.1f} ms  ({tests / total:5.1%}; {tests / n_tests * 1000:.1f} ms per test)"
+    )
+    print(f"  alignment & rest   {rest * 1000:8.1f} ms  ({rest / total:5.1%})")
+    print(f"  aligned cases per metric: {sorted(set(comparison.overlap.aligned.values()))}")
+
+
+if __name__ == "__main__":
+    main()
