@@ -603,6 +603,8 @@ class Engine:
         else:
             assert self.kb_adapter is not None
             kb_manifest = self.kb_adapter.manifest()
+            if not kb_manifest.get("name"):
+                kb_manifest["name"] = self.knowledge_base_name
             recipe = getattr(c.kb, "recipe", None)
             try:
                 recipe_manifest = dict(recipe.manifest().to_dict()) if recipe is not None else {}

@@ -1,0 +1,166 @@
+"""The live runner widget: an ipywidgets view of a run's events.
+
+``RunWidget`` is an event subscriber (the runner knows nothing about it). Events
+arrive on the run's thread; each one is folded into a :class:`RunState` with the
+pure reducer, and the widgets are updated by one ``flush()`` that applies every
+trait change inside ``hold_sync()``, throttled to at most ``1 / min_interval``
+flushes per second, with a forced flush when the run ends so the final state is
+never lost. When the run ends the bar turns green (red when cancelled or failed)
+and the final report is shown as ordinary output (a ``display_id`` update), so a
+saved notebook shows the result even where widgets do not render.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from heta_nb._throttle import Scheduler, Throttle, thread_timer
+from heta_nb.runner.events import Event, RunState, reduce
+
+__all__ = ["RunWidget"]
+
+_TERMINAL = frozenset({"run_finished"})
+_PROMPT = frozenset({"run_started", "build_started", "build_finished", "unit_started", "warning"})
+
+
+class RunWidget:
+    """Live progress of one evaluation: bar, counts, rate, ETA, errors, running means,
+    KB build steps and a Cancel button.
+
+    Args:
+        run: the :class:`~heta_nb.runner.handle.EvaluationRun` (for the Cancel button
+            and the final report); None for a view fed by hand (tests, replays).
+        min_interval: seconds between widget updates (0.1: at most 10 per second).
+        clock: time source for the throttle (tests inject a fake one).
+        schedule: how trailing updates are scheduled (tests record them).
+        show_report: show the final report as ordinary output when the run ends.
+    """
+
+    def __init__(
+        self,
+        run: Any = None,
+        *,
+        min_interval: float = 0.1,
+        clock: Callable[[], float] = time.monotonic,
+        schedule: Scheduler = thread_timer,
+        show_report: bool = True,
+    ) -> None:
+        import ipywidgets as w
+
+        self._run = weakref.ref(run) if run is not None else None
+        self._lock = threading.Lock()
+        self.state = RunState()
+        self.flushes = 0
+        self.show_report = show_report
+        self._report_handle: Any = None
+        self._finished_shown = False
+        self.title = w.HTML(value="")
+        self.bar = w.IntProgress(value=0, min=0, max=1, bar_style="info", layout=w.Layout(width="100%", height="22px"))
+        self.stats = w.HTML(value="")
+        self.build = w.HTML(value="")
+        self.means = w.HTML(value="")
+        self.errors = w.HTML(value="")
+        self.cancel_button = w.Button(
+            description="Cancel",
+            icon="stop",
+            button_style="warning",
+            tooltip="Stop the run; finished cases are kept (partial report)",
+        )
+        self.cancel_button.on_click(self._on_cancel)
+        for widget, hook in (
+            (self.title, "heta-title"),
+            (self.bar, "heta-progress-main"),
+            (self.stats, "heta-counter"),
+            (self.build, "heta-build"),
+            (self.means, "heta-means"),
+            (self.errors, "heta-errors"),
+            (self.cancel_button, "heta-cancel"),
+        ):
+            widget.add_class(hook)
+        header = w.HBox([self.bar, self.cancel_button], layout=w.Layout(align_items="center", width="100%"))
+        self.box = w.VBox(
+            [self.title, header, self.stats, self.build, self.means, self.errors],
+            layout=w.Layout(width="100%", max_width="1100px"),
+        )
+        self.box.add_class("heta-run")
+        self._throttle = Throttle(self.flush, min_interval=min_interval, clock=clock, schedule=schedule)
+
+    # -- events ---------------------------------------------------------------------
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self.state = reduce(self.state, event)
+        kind = event.kind
+        self._throttle.request(force=kind in _TERMINAL or kind in _PROMPT)
+        if kind in _TERMINAL:
+            self._finish()
+
+    def _on_cancel(self, _button: Any = None) -> None:
+        run = self._run() if self._run is not None else None
+        self.cancel_button.disabled = True
+        self.cancel_button.description = "Cancelling…"
+        if run is not None:
+            run.cancel()
+
+    # -- drawing --------------------------------------------------------------------
+    def flush(self) -> None:
+        """Apply the newest state to the widgets (one batched message per widget)."""
+        from heta_nb.render.widget import render_widget_parts
+
+        with self._lock:
+            state = self.state
+        parts = render_widget_parts(state)
+        total = max(1, state.total)
+        bar_style = {"complete": "success", "cancelled": "danger", "failed": "danger"}.get(state.status, "info")
+        with self.bar.hold_sync():
+            self.bar.max = total
+            self.bar.value = min(state.done, total)
+            self.bar.bar_style = bar_style
+        for widget, name in (
+            (self.title, "title"),
+            (self.stats, "stats"),
+            (self.build, "build"),
+            (self.means, "means"),
+            (self.errors, "errors"),
+        ):
+            value = parts[name]
+            if widget.value != value:
+                with widget.hold_sync():
+                    widget.value = value
+        if state.finished:
+            with self.cancel_button.hold_sync():
+                self.cancel_button.disabled = True
+                self.cancel_button.description = state.status.capitalize()
+                self.cancel_button.button_style = "success" if state.status == "complete" else "danger"
+        self.flushes += 1
+
+    def _finish(self) -> None:
+        if self._finished_shown or not self.show_report or self._report_handle is None:
+            return
+        run = self._run() if self._run is not None else None
+        report = getattr(getattr(run, "_engine", None), "report", None)
+        if report is None:
+            return
+        self._finished_shown = True
+        try:
+            self._report_handle.update(report)
+        except Exception:  # noqa: BLE001 - the widget already shows the final state
+            pass
+
+    # -- notebook ---------------------------------------------------------------------
+    def display(self) -> None:
+        """Show the widget, plus a static placeholder that becomes the final report."""
+        from IPython.display import HTML, display
+
+        display(self.box)
+        if self.show_report:
+            self._report_handle = display(
+                HTML('<p class="heta-pending"><em>heta_nb: the report appears here when the run ends.</em></p>'),
+                display_id=True,
+            )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return self.box._repr_mimebundle_(**kwargs)  # type: ignore[no-any-return]
