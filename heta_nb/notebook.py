@@ -1,0 +1,319 @@
+"""Notebook sections (nbformat v4 cells) and whole notebooks for reports and comparisons.
+
+Every section is a markdown heading with a short narrative, followed by code cells
+whose stored outputs are exactly what running them produces (a report view, a
+summary table, figures as SVG, the worst cases), each with ``text/html`` or an image
+plus ``text/plain``, so the notebook reads well on GitHub unexecuted and executing it
+with nbclient reproduces the outputs. Cell ids are derived from the report id, so a
+re-export diffs cleanly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from heta_nb.model.report import EvaluationReport
+
+__all__ = [
+    "FigureView",
+    "TableView",
+    "comparison_figure",
+    "figure_view",
+    "md_escape",
+    "sections",
+    "table_view",
+    "to_notebook",
+]
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
+
+
+def md_escape(text: Any) -> str:
+    """Escape untrusted text for a Markdown cell (no HTML, no Markdown syntax)."""
+    value = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(value.split()))
+
+
+class FigureView:
+    """A figure shown as deterministic SVG (plus a one-line text/plain caption)."""
+
+    def __init__(self, svg: str, caption: str) -> None:
+        self.svg = svg
+        self.caption = caption
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"image/svg+xml": self.svg, "text/plain": self.caption}
+
+
+class TableView:
+    """A DataFrame shown the same way everywhere: ``to_html`` and ``to_string`` of all of it.
+
+    A DataFrame's own repr depends on the display settings and terminal width of the
+    process showing it; exported notebooks store this instead, so re-running them
+    reproduces the stored outputs exactly.
+    """
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {
+            "text/html": self.frame.to_html(float_format=_float_format, na_rep="—", border=0),
+            "text/plain": self.frame.to_string(float_format=_float_format, na_rep="—"),
+        }
+
+
+def _float_format(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def table_view(frame: Any) -> TableView:
+    """Wrap a DataFrame so its notebook output is deterministic (see :class:`TableView`)."""
+    return TableView(frame)
+
+
+def figure_view(report: Any, kind: str, metric: str | None = None) -> FigureView:
+    """A report figure for notebooks: ``"summary"`` (means with CIs) or ``"scores"`` of one metric."""
+    from heta_nb.model.io import load_report
+    from heta_nb.plots import figure_to_svg, plot_metric_summary, plot_scores
+
+    report = load_report(report)
+    if kind == "summary":
+        ax = plot_metric_summary(report)
+        caption = f"Mean score per mode with 95 % confidence intervals ({report.report_id})"
+    elif kind == "scores" and metric is not None:
+        ax = plot_scores(report, metric)
+        caption = f"Distribution of {metric} per mode ({report.report_id})"
+    else:
+        raise ValueError("figure kind must be 'summary' or 'scores' (with a metric)")
+    return FigureView(figure_to_svg(ax.figure), caption)  # type: ignore[arg-type]
+
+
+def _bundle(obj: Any) -> dict[str, Any]:
+    """The display data IPython would produce for ``obj`` (our objects and DataFrames)."""
+    if hasattr(obj, "_repr_mimebundle_"):
+        data = obj._repr_mimebundle_()
+        return dict(data[0] if isinstance(data, tuple) else data)
+    bundle: dict[str, Any] = {"text/plain": repr(obj)}
+    html = getattr(obj, "_repr_html_", None)
+    if callable(html):
+        value = html()
+        if value:
+            bundle["text/html"] = value
+    return bundle
+
+
+class _Builder:
+    def __init__(self, key: str) -> None:
+        import nbformat.v4 as v4
+
+        self.v4 = v4
+        self.key = hashlib.sha1(key.encode("utf-8")).hexdigest()[:10]
+        self.cells: list[Any] = []
+        self.namespace: dict[str, Any] = {}
+
+    def _id(self) -> str:
+        return f"heta-{self.key}-{len(self.cells):02d}"
+
+    def markdown(self, text: str) -> None:
+        cell = self.v4.new_markdown_cell(text)
+        cell["id"] = self._id()
+        self.cells.append(cell)
+
+    def code(self, source: str, value: Any = None, *, show: bool = True) -> None:
+        """A code cell whose stored output is ``value`` as IPython would display it."""
+        cell = self.v4.new_code_cell(source)
+        cell["id"] = self._id()
+        if show and value is not None:
+            count = sum(1 for c in self.cells if c.cell_type == "code") + 1
+            cell["execution_count"] = count
+            cell["outputs"] = [self.v4.new_output("execute_result", data=_bundle(value), execution_count=count)]
+        self.cells.append(cell)
+
+
+def _report_cells(builder: _Builder, report: EvaluationReport, source: str, name: str = "report") -> None:
+    from heta_nb.distributions import worst_cases
+
+    counts = report.mode_counts()
+    results = len(report.case_results)
+    errors = report.error_count
+    summaries = report.metric_summaries()
+    duration = report.duration_s
+    lines = [
+        f"## Evaluation report {md_escape(report.report_id)}",
+        "",
+        f"Knowledge base **{md_escape(report.knowledge_base_name)}** on benchmark "
+        f"**{md_escape(report.benchmark.name)}** (version {md_escape(report.benchmark.version)}, split "
+        f"{md_escape(report.benchmark.split)}, {md_escape(report.benchmark.task_type)}): "
+        f"{results:,} case results over {len(counts)} mode(s), {errors:,} error(s)"
+        + (f", {duration:.1f} s." if duration is not None else "."),
+    ]
+    for metric in dict.fromkeys(s.metric for s in summaries if s.kind != "text"):
+        rows = [s for s in summaries if s.metric == metric and s.n]
+        if len(rows) > 1:
+            best = max(rows, key=lambda s: s.mean)
+            lines.append(
+                f"- {md_escape(metric)}: best in {md_escape(best.mode)} "
+                f"({best.mean:.3f}, 95 % CI {best.ci_low:.3f}–{best.ci_high:.3f}, n={best.n})"
+            )
+        elif rows:
+            only = rows[0]
+            lines.append(f"- {md_escape(metric)}: {only.mean:.3f} in {md_escape(only.mode)} (n={only.n})")
+    notes = [f"{md_escape(s.mode)} {md_escape(s.metric)}: {md_escape(s.note)}" for s in summaries if s.note]
+    if notes:
+        lines += ["", "Where Heta's summary hides something: " + "; ".join(notes[:6]) + "."]
+    builder.markdown("\n".join(lines))
+    builder.code(f"import heta_nb\n\n{name} = heta_nb.load_report({source!r})\n{name}", report)
+    builder.markdown(
+        "### Scores\nHeta's mean per mode and metric, with what it hides: n, errors, skipped "
+        "scores and a 95 % confidence interval."
+    )
+    builder.code(f"heta_nb.notebook.table_view({name}.summary_frame())", table_view(report.summary_frame()))
+    numeric = [s.metric for s in summaries if s.kind != "text"]
+    if numeric:
+        builder.markdown("### Distributions")
+        builder.code(f"heta_nb.notebook.figure_view({name}, 'summary')", figure_view(report, "summary"))
+        first = numeric[0]
+        builder.code(f"heta_nb.notebook.figure_view({name}, 'scores', {first!r})", figure_view(report, "scores", first))
+        builder.markdown(f"### Worst cases by {md_escape(first)}")
+        builder.code(
+            f"heta_nb.notebook.table_view(heta_nb.distributions.worst_cases({name}, {first!r}, n=10))",
+            table_view(worst_cases(report, first, n=10)),
+        )
+
+
+def comparison_figure(comparison: Any, kind: str, metric: str, system: str | None = None) -> FigureView:
+    """A comparison figure for notebooks: ``"paired"`` scatter or ``"deltas"`` histogram."""
+    from heta_nb.plots import figure_to_svg
+
+    if kind == "paired":
+        ax = comparison.plot_paired(metric, system=system)
+        caption = f"{metric}: each case, baseline against {system or 'the first system'}"
+    elif kind == "deltas":
+        ax = comparison.plot_deltas(metric, system=system)
+        caption = f"{metric}: per-case differences against the baseline"
+    else:
+        raise ValueError("comparison figure kind must be 'paired' or 'deltas'")
+    return FigureView(figure_to_svg(ax.figure), caption)
+
+
+def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) -> None:
+    rows = comparison.summary_rows()
+    lines = [
+        f"## Comparison of {len(comparison.systems)} systems",
+        "",
+        f"Baseline **{md_escape(comparison.baseline)}**; systems: "
+        + ", ".join(md_escape(name) for name in comparison.systems)
+        + f". Paired by case, {comparison.resamples:,} resamples, "
+        + ("Holm-corrected p-values." if comparison.correction == "holm" else "uncorrected p-values."),
+        "",
+    ]
+    decided = [r for r in rows if r["significant"]]
+    for row in decided:
+        lines.append(
+            f"- {md_escape(row['system'])} is {'better' if row['mean_diff'] > 0 else 'worse'} on "
+            f"{md_escape(row['metric'])}: {row['mean_diff']:+.3f} (95 % CI {row['ci_low']:+.3f} to "
+            f"{row['ci_high']:+.3f}, adjusted p={row['p_adjusted']:.3g}, n={row['n']})"
+        )
+    if not decided:
+        lines.append("- No difference is statistically detectable at the 5 % level after correction.")
+    for warning in comparison.warnings:
+        lines.append(f"- Warning: {md_escape(warning)}")
+    builder.markdown("\n".join(lines))
+    arguments = {k: v for k, v in comparison.arguments.items() if v is not None}
+    call = ", ".join(["*reports", *(f"{k}={v!r}" for k, v in arguments.items())])
+    builder.code(
+        "import heta_nb\n\n"
+        f"reports = [heta_nb.load_report(source) for source in {sources!r}]\n"
+        f"comparison = heta_nb.compare({call})\ncomparison",
+        comparison,
+    )
+    builder.code("heta_nb.notebook.table_view(comparison.summary_frame())", table_view(comparison.summary_frame()))
+    numeric = list(comparison.metrics)
+    if numeric:
+        first = numeric[0]
+        builder.markdown(f"### Per-case differences on {md_escape(first)}")
+        builder.code(
+            f"heta_nb.notebook.comparison_figure(comparison, 'deltas', {first!r})",
+            comparison_figure(comparison, "deltas", first),
+        )
+        builder.code(
+            f"heta_nb.notebook.table_view(comparison.most_regressed({first!r}, n=10))",
+            table_view(comparison.most_regressed(first, n=10)),
+        )
+
+
+def sections(obj: Any, *, source: Any = None) -> list[Any]:
+    """Notebook cells presenting a report or a comparison.
+
+    Args:
+        obj: an :class:`EvaluationReport` (or anything ``load_report`` accepts) or a
+            :class:`~heta_nb.comparison.Comparison`.
+        source: how the notebook reloads the report(s): a path, URL or
+            ``STORE:KB/REPORT_ID`` (default ``"report.json"``); for a comparison, a
+            list with one source per report.
+
+    Returns:
+        nbformat v4 cells (markdown and code with outputs).
+    """
+    from heta_nb.comparison import Comparison
+
+    if isinstance(obj, Comparison):
+        sources = list(source) if isinstance(source, (list, tuple)) else None
+        if sources is None:
+            sources = [f"report-{i + 1}.json" for i in range(len(obj.reports))]
+        builder = _Builder("comparison:" + "|".join(obj.systems))
+        _comparison_cells(builder, obj, sources)
+        return builder.cells
+    from heta_nb.model.io import load_report
+
+    report = load_report(obj)
+    builder = _Builder(report.report_id)
+    _report_cells(builder, report, source or "report.json")
+    return builder.cells
+
+
+def to_notebook(obj: Any, path: str | os.PathLike[str] | None = None, *, source: Any = None) -> Any:
+    """A complete, ``nbformat.validate``-clean notebook; written (atomically) to ``path`` if given.
+
+    Without ``source``, a report is saved next to the notebook as ``<name>.report.json``
+    and the notebook reloads it from there, so the pair can be shared as is.
+    """
+    import nbformat
+    from nbformat.v4 import new_notebook
+
+    from heta_nb.comparison import Comparison
+    from heta_nb.export import write_atomically
+    from heta_nb.model.io import encode_report, load_report
+
+    if path is not None and source is None:
+        stem = Path(path).with_suffix("").name
+        if isinstance(obj, Comparison):
+            source = []
+            for index, report in enumerate(obj.reports):
+                companion = f"{stem}.report-{index + 1}.json"
+                write_atomically(Path(path).parent / companion, encode_report(report))
+                source.append(companion)
+        else:
+            report = load_report(obj)
+            companion = f"{stem}.report.json"
+            write_atomically(Path(path).parent / companion, encode_report(report))
+            source = companion
+            obj = report
+    notebook = new_notebook(
+        cells=sections(obj, source=source),
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
+            "language_info": {"name": "python"},
+            "heta_nb": {"generated_by": "heta_nb.to_notebook"},
+        },
+    )
+    nbformat.validate(notebook)
+    if path is not None:
+        text = nbformat.writes(notebook) + "\n"
+        write_atomically(path, text.encode("utf-8"))
+    return notebook
