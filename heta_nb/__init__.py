@@ -32,11 +32,22 @@ _EXPORTS: dict[str, str] = {
     "start": "heta_nb.api",
     "EvaluationRun": "heta_nb.runner.handle",
     "merge_reports": "heta_nb.runner.merge",
+    "compare": "heta_nb.comparison",
+    "Comparison": "heta_nb.comparison",
+    "to_html": "heta_nb.export",
+    "to_notebook": "heta_nb.notebook",
+    "sections": "heta_nb.notebook",
 }
+
+# submodules reachable as attributes after a plain ``import heta_nb``
+_SUBMODULES = frozenset(
+    {"demo", "distributions", "evaluators", "export", "notebook", "plots", "render", "stats", "tables", "testing"}
+)
 
 __all__ = [
     "Benchmark",
     "BenchmarkManifest",
+    "Comparison",
     "EvaluationCaseResult",
     "EvaluationError",
     "EvaluationReport",
@@ -49,19 +60,27 @@ __all__ = [
     "ReportFormatError",
     "ReportStore",
     "__version__",
+    "compare",
     "evaluate",
     "evaluate_async",
     "load_benchmark",
+    "load_ipython_extension",
     "load_report",
     "merge_reports",
+    "sections",
     "start",
+    "to_html",
+    "to_notebook",
+    "unload_ipython_extension",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.api import evaluate, evaluate_async, start
     from heta_nb.benchmark import Benchmark
     from heta_nb.benchmark.loaders import load_benchmark
+    from heta_nb.comparison import Comparison, compare
     from heta_nb.errors import ReportFormatError
+    from heta_nb.export import to_html
     from heta_nb.model import (
         BenchmarkManifest,
         EvaluationCaseResult,
@@ -74,12 +93,29 @@ if TYPE_CHECKING:  # pragma: no cover
         QueryTraceEvent,
         load_report,
     )
+    from heta_nb.notebook import sections, to_notebook
     from heta_nb.runner.handle import EvaluationRun
     from heta_nb.runner.merge import merge_reports
     from heta_nb.store import ReportStore
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext heta_nb`` (IPython is imported only now)."""
+    from heta_nb.ipython import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext heta_nb``."""
+    from heta_nb.ipython import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"heta_nb.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'heta_nb' has no attribute {name!r}")
