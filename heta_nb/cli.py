@@ -1,7 +1,9 @@
-"""The ``heta-nb`` command line: composes library calls, adds no logic of its own.
+"""The ``heta-nb`` command line (also ``python -m heta_nb``).
 
-Exit codes: 0 success, 1 the operation failed (bad input, missing report...),
-2 bad usage. Errors print as one line; ``--debug`` shows the traceback.
+It only composes library calls. REPORT is a ``report.json`` path or URL, or
+``STORE:KB/REPORT_ID`` (``STORE:KB`` for the newest report of a KB). Exit codes:
+0 success, 1 the operation failed (bad input, missing report, ...), 2 bad usage.
+Errors are one line on stderr; ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -13,7 +15,86 @@ from collections.abc import Sequence
 
 from heta_nb.errors import HetaNbError
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
+
+
+def _report(text: str):  # noqa: ANN202 - a report
+    from heta_nb.locate import resolve_report
+
+    return resolve_report(text)
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [part.strip() for part in text.split(",") if part.strip()] if text else None
+
+
+def _cmd_html(args: argparse.Namespace) -> int:
+    from heta_nb.export import to_html
+
+    to_html(_report(args.report), args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _cmd_notebook(args: argparse.Namespace) -> int:
+    from heta_nb.notebook import to_notebook
+
+    to_notebook(_report(args.report), args.output, source=args.source)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from heta_nb.comparison import compare
+
+    comparison = compare(
+        *[_report(item) for item in args.reports],
+        names=_split(args.names),
+        modes=_split(args.modes),
+        metrics=_split(args.metrics),
+        seed=args.seed,
+    )
+    for warning in comparison.warnings:
+        print(f"heta-nb: warning: {warning}", file=sys.stderr)
+    if args.output:
+        from heta_nb.export import export
+
+        export(comparison, args.output)
+        print(f"wrote {args.output}")
+    else:
+        print(repr(comparison))
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from heta_nb.store import ReportStore
+
+    frame = ReportStore(args.store).list()
+    if frame.empty:
+        print(f"no reports in {args.store}")
+        return 0
+    columns = ["kb", "report_id", "benchmark", "modes", "cases", "errors", "status", "started_at"]
+    print(frame[columns].to_string(index=False))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    report = _report(args.report)
+    print(repr(report))
+    frame = report.summary_frame()
+    columns = ["query_mode", "metric", "mean", "n", "errors", "skipped", "ci_low", "ci_high"]
+    with _pandas_options():
+        print(frame[columns].to_string(index=False))
+    notes = [f"{m} {n}: {note}" for m, n, note in zip(frame.query_mode, frame.metric, frame.note) if note]
+    for note in notes:
+        print(f"  note: {note}")
+    return 0
+
+
+def _pandas_options():  # noqa: ANN202 - a context manager
+    import pandas as pd
+
+    return pd.option_context("display.float_format", "{:.4f}".format, "display.width", 160)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -23,63 +104,65 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_show(args: argparse.Namespace) -> int:
-    import heta_nb
-
-    report = heta_nb.load_report(args.report)
-    print(report)
-    frame = report.summary_frame()
-    print(frame[["query_mode", "metric", "mean", "n", "errors", "skipped", "ci_low", "ci_high"]].to_string(index=False))
-    return 0
-
-
-def _cmd_list(args: argparse.Namespace) -> int:
-    import heta_nb
-
-    frame = heta_nb.ReportStore(args.store).list()
-    if frame.empty:
-        print(f"no reports in {args.store}")
-        return 0
-    print(
-        frame[["kb", "report_id", "benchmark", "modes", "cases", "errors", "status", "started_at"]].to_string(
-            index=False
-        )
-    )
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (subcommands and their options)."""
+    """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(
-        prog="heta-nb", description="Evaluate Heta knowledge-base recipes; show, list and export evaluation reports."
+        prog="heta-nb",
+        description="Evaluate Heta knowledge-base recipes; show, list, compare and export evaluation reports.",
+        epilog="REPORT is a report.json path or URL, or STORE:KB/REPORT_ID (STORE:KB for the newest).",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    html = sub.add_parser("html", help="export a report as one standalone, offline HTML file")
+    html.add_argument("report", help="the report (path, URL or STORE:KB/REPORT_ID)")
+    html.add_argument("-o", "--output", required=True, help="the .html file to write")
+    html.set_defaults(func=_cmd_html)
+
+    notebook = sub.add_parser("notebook", help="export a report as a notebook (.ipynb) with its outputs")
+    notebook.add_argument("report", help="the report (path, URL or STORE:KB/REPORT_ID)")
+    notebook.add_argument("-o", "--output", required=True, help="the .ipynb file to write")
+    notebook.add_argument(
+        "--source", default=None, help="how the notebook reloads the report (default: a copy saved next to it)"
+    )
+    notebook.set_defaults(func=_cmd_notebook)
+
+    comparison = sub.add_parser("compare", help="compare recipes (or modes) with paired statistics")
+    comparison.add_argument("reports", nargs="+", help="two or more reports (or one report with --modes)")
+    comparison.add_argument("-o", "--output", default=None, help="write .html or .ipynb instead of printing")
+    comparison.add_argument("--names", default=None, help="comma-separated display names")
+    comparison.add_argument("--modes", default=None, help="comma-separated modes to compare")
+    comparison.add_argument("--metrics", default=None, help="comma-separated metrics")
+    comparison.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    comparison.set_defaults(func=_cmd_compare)
+
+    listing = sub.add_parser("list", help="list the reports in a store")
+    listing.add_argument("store", help="store folder or fsspec URL")
+    listing.set_defaults(func=_cmd_list)
+
+    show = sub.add_parser("show", help="print a report's summary in the terminal")
+    show.add_argument("report", help="the report (path, URL or STORE:KB/REPORT_ID)")
+    show.set_defaults(func=_cmd_show)
+
     demo = sub.add_parser("demo", help="evaluate two real Heta recipes on the bundled benchmark")
     demo.add_argument("-o", "--output", default="demo-output", help="folder for the exported files")
     demo.add_argument("--store", default="demo-store", help="report store folder (Heta layout)")
     demo.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     demo.set_defaults(func=_cmd_demo)
-    show = sub.add_parser("show", help="print a report's summary in the terminal")
-    show.add_argument("report", help="report.json path or URL")
-    show.set_defaults(func=_cmd_show)
-    listing = sub.add_parser("list", help="list the reports in a store")
-    listing.add_argument("store", help="store folder or fsspec URL")
-    listing.set_defaults(func=_cmd_list)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+    """Run the CLI and return its exit code (argparse exits with 2 on bad usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (HetaNbError, ValueError, OSError) as exc:
+    except (HetaNbError, ValueError, KeyError, OSError, ImportError) as exc:
         if args.debug:
             traceback.print_exc()
-        print(f"heta-nb: error: {exc}", file=sys.stderr)
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"heta-nb: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("heta-nb: interrupted", file=sys.stderr)
