@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.benchmark import Benchmark
 
-__all__ = ["DATA", "DEMO_EVALUATORS", "DEMO_MODES", "RECIPE_CHUNKS", "load_benchmark", "recipes", "run_demo"]
+__all__ = [
+    "DATA",
+    "DEMO_EVALUATORS",
+    "DEMO_MODES",
+    "RECIPE_CHUNKS",
+    "demo_query_engines",
+    "load_benchmark",
+    "recipes",
+    "run_demo",
+]
 
 DATA = Path(str(resources.files("heta_nb") / "demo" / "data"))
 """Folder of the bundled benchmark (Heta's JSONL layout plus ``manifest.json``)."""
@@ -35,9 +44,16 @@ def load_benchmark() -> Benchmark:
 
 def recipes(root: str | Path) -> dict[str, Any]:
     """Two Heta recipes (fresh object stores under ``root``), keyed by name."""
-    from heta_nb.demo.recipes import demo_recipe
+    from heta_nb.demo.heta_recipes import demo_recipe
 
     return {name: demo_recipe(Path(root) / name, chunk, overlap) for name, (chunk, overlap) in RECIPE_CHUNKS.items()}
+
+
+def demo_query_engines() -> Any:
+    """Heta's default query engines plus the demo's ``extractive_answer`` mode."""
+    from heta_nb.demo.heta_recipes import demo_query_engines as engines
+
+    return engines()
 
 
 def run_demo(*args: Any, **kwargs: Any) -> Any:

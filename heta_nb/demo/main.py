@@ -25,6 +25,7 @@ class DemoResult:
     reports: dict[str, Any]
     store: Path
     outputs: dict[str, Path] = field(default_factory=dict)
+    comparison: Any = None
     seconds: float = 0.0
 
 
@@ -45,7 +46,7 @@ def run_demo(
         The reports by recipe name, the store path and the written files.
     """
     import heta_nb
-    from heta_nb.demo.recipes import demo_query_engines, demo_recipe
+    from heta_nb.demo.heta_recipes import demo_query_engines, demo_recipe
 
     out = stream or sys.stdout
     started = time.perf_counter()
@@ -73,20 +74,31 @@ def run_demo(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     result = DemoResult(reports=reports, store=Path(store_dir))
-    result.outputs = _write_outputs(reports, Path(output_dir))
+    _write_outputs(result, Path(output_dir))
     result.seconds = time.perf_counter() - started
     _print_summary(result, out)
     return result
 
 
-def _write_outputs(reports: dict[str, Any], output_dir: Path) -> dict[str, Path]:
+def _write_outputs(result: DemoResult, output_dir: Path) -> None:
+    """comparison.html, report.html and report.ipynb (the first recipe), plus summary CSVs."""
+    import heta_nb
+
     output_dir.mkdir(parents=True, exist_ok=True)
-    outputs: dict[str, Path] = {}
-    for name, report in reports.items():
+    names = list(result.reports)
+    # recipes compared in the mode that both retrieves and answers
+    result.comparison = heta_nb.compare(*result.reports.values(), names=names, modes=["extractive_answer"])
+    heta_nb.to_html(result.comparison, output_dir / "comparison.html")
+    result.outputs["comparison"] = output_dir / "comparison.html"
+    first = result.reports[names[0]]
+    heta_nb.to_html(first, output_dir / "report.html")
+    result.outputs["report"] = output_dir / "report.html"
+    heta_nb.to_notebook(first, output_dir / "report.ipynb")
+    result.outputs["notebook"] = output_dir / "report.ipynb"
+    for name, report in result.reports.items():
         path = output_dir / f"{name}.summary.csv"
         report.summary_frame().to_csv(path, index=False)
-        outputs[f"{name} summary"] = path
-    return outputs
+        result.outputs[f"{name} summary"] = path
 
 
 def _print_summary(result: DemoResult, out: IO[str]) -> None:
@@ -110,6 +122,15 @@ def _print_summary(result: DemoResult, out: IO[str]) -> None:
     print("\n== mean scores (Heta's semantics; 95 % CIs in the reports)", file=out)
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120):
         print(table.to_string(), file=out)
+    if result.comparison is not None:
+        baseline = result.comparison.baseline
+        print(f"\n== paired differences vs {baseline} (per case, 95 % bootstrap CI, Holm-corrected)", file=out)
+        for row in result.comparison.summary_rows():
+            print(
+                f"  {row['system']:>32} {row['metric']:>18}: {row['mean_diff']:+.3f} "
+                f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  {row['verdict']}",
+                file=out,
+            )
     print(f"\nreports saved in {result.store.resolve()} (Heta's layout):", file=out)
     for report in result.reports.values():
         print(f"  {report.report_key}", file=out)
