@@ -369,3 +369,25 @@ def test_a_broken_renderer_import_still_gives_text(monkeypatch: pytest.MonkeyPat
     for obj in reprable(report)[:3]:
         assert set(obj._repr_mimebundle_()) == {"text/plain"}
         assert obj._repr_html_() is None
+
+
+def test_widget_parts_are_inert() -> None:
+    from heta_nb.render.widget import render_widget_parts
+
+    for name, html in render_widget_parts(hostile_state()).items():
+        audit(html, probes=False)
+        assert "<script" not in html, name
+
+
+def test_comparison_view_is_inert(report: EvaluationReport) -> None:
+    import warnings
+
+    from heta_nb.comparison import compare
+    from heta_nb.render.comparison import render_comparison_html
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comparison = compare(report, modes=list(report.modes)[:2])
+    checker = audit(render_comparison_html(comparison), probes=False)
+    assert "table" in checker.tags
+    assert audit(comparison._repr_mimebundle_()["text/html"], probes=False)

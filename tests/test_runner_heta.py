@@ -322,3 +322,16 @@ def test_unknown_mode_is_warned_about_before_querying(tmp_path: Path) -> None:
 
 def test_manifest_is_coerced_from_heta(tmp_path: Path) -> None:
     assert BenchmarkManifest.coerce(heta_jsonl_benchmark().manifest).key == "lighthouse_mini:1:test"
+
+
+def test_a_heta_object_store_as_the_report_store(tmp_path: Path) -> None:
+    from heta_framework.common.stores import LocalObjectStore
+    from runner_support import exact_kb, toy_benchmark
+
+    objects = LocalObjectStore(tmp_path / "reports")
+    report = heta_nb.evaluate(toy_benchmark(), kb=exact_kb, query_modes=["good"], knowledge_base_name="toy kb",
+                              report_id="in-heta-store", store=objects, progress=False)
+    key = "_heta/knowledge_bases/toy_kb/evaluations/in-heta-store/report.json"
+    assert report.report_key == key
+    assert asyncio.run(objects.get(key)) == report.to_json().encode("utf-8")
+    assert not asyncio.run(objects.exists(key.replace("report.json", "checkpoint.jsonl")))

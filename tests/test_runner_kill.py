@@ -77,3 +77,40 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     assert any("damaged checkpoint line" in w for w in info["warnings"])
     assert not checkpoint.exists()
     assert heta_nb.ReportStore(store_root).load("toy kb", "k9") == report
+
+
+CTRL_C_CHILD = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {tests!r})
+    import heta_nb
+    from runner_support import SlowKB, toy_benchmark
+    print("started", flush=True)
+    report = heta_nb.evaluate(toy_benchmark(60), kb=SlowKB(0.05), query_modes=["good", "poor"], store=sys.argv[1],
+                              report_id="ctrl-c", knowledge_base_name="toy kb", progress=False, concurrency=2)
+    info = report.metadata["heta_nb"]
+    print("returned", info["status"], info["done"], info["remaining"], flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT"), reason="needs SIGINT")
+def test_ctrl_c_returns_the_partial_report(tmp_path: Path) -> None:
+    store_root = tmp_path / "store"
+    checkpoint = store_root / report_prefix("toy kb", "ctrl-c") / CHECKPOINT_FILE
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD.format(tests=str(HERE)), str(store_root)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (checkpoint.exists() and checkpoint.read_bytes().count(b"\n") > 6):
+            time.sleep(0.01)
+        child.send_signal(signal.SIGINT)  # what Ctrl-C in a terminal does
+        out, _ = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, out
+    status, done, remaining = out.strip().splitlines()[-1].split()[1:]
+    assert status == "cancelled" and int(done) > 0 and int(done) + int(remaining) == 120
+    saved = heta_nb.ReportStore(store_root).load("toy kb", "ctrl-c")
+    assert saved.metadata["heta_nb"]["status"] == "cancelled" and len(saved.case_results) == int(done)

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["comparison_context", "comparison_document", "render_comparison_html"]
 
 QUERY_CHARS = 140
+NAME_CHARS = 80
+NOTE_CHARS = 400
 
 
 def _signed(value: float) -> str:
@@ -46,6 +48,8 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
         table.append(
             {
                 **row,
+                "system": _clip(row["system"], NAME_CHARS),
+                "metric": _clip(row["metric"], NAME_CHARS),
                 "diff": _signed(diff),
                 "ci": f"[{_signed(lo)}, {_signed(hi)}]" if finite else "—",
                 "p": "—" if not math.isfinite(row["p_adjusted"]) else f"{row['p_adjusted']:.3g}",
@@ -65,7 +69,8 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
     systems = []
     for system in data["systems"]:
         info = per_system.get(system["name"], {})
-        systems.append({**system, "cases": info.get("cases", 0), "errors": info.get("errors", 0)})
+        clipped = {k: _clip(system[k], NAME_CHARS) for k in ("name", "report_id", "mode", "knowledge_base_name")}
+        systems.append({**system, **clipped, "cases": info.get("cases", 0), "errors": info.get("errors", 0)})
     blocks = []
     if extremes:
         for name in comparison.systems:
@@ -83,7 +88,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                             "title": title,
                             "rows": [
                                 {
-                                    "case_id": r.get("case_id"),
+                                    "case_id": _clip(r.get("case_id"), NAME_CHARS),
                                     "query": _clip(r.get("query")),
                                     "base": r.get(comparison.baseline),
                                     "value": r.get(name),
@@ -92,15 +97,15 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                             ],
                         }
                     )
-                blocks.append({"system": name, "metric": metric, "sides": sides})
+                blocks.append({"system": _clip(name, NAME_CHARS), "metric": _clip(metric, NAME_CHARS), "sides": sides})
     settings = data["settings"]
-    benchmarks = sorted({s["benchmark"] for s in data["systems"]})
+    benchmarks = sorted({_clip(s["benchmark"], NAME_CHARS) for s in data["systems"]})
     aligned = overlap.get("common", 0)
     key = "|".join(s["name"] + ":" + str(s["report_id"]) for s in data["systems"])
     return {
         "id": "heta-c-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:10],
         "systems": systems,
-        "baseline": data["baseline"],
+        "baseline": _clip(data["baseline"], NAME_CHARS),
         "benchmarks": benchmarks,
         "aligned": f"{aligned:,}",
         "method": f"{settings['resamples']:,} resamples, seed {settings['seed']}",
@@ -112,8 +117,8 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
         "include_skipped": settings["include_skipped"],
         "scale": f"{scale:.3f}",
         "rows": table,
-        "warnings": data["warnings"],
-        "notes": data["notes"],
+        "warnings": [_clip(w, NOTE_CHARS) for w in data["warnings"]],
+        "notes": [_clip(n, NOTE_CHARS) for n in data["notes"]],
         "extremes": blocks,
     }
 

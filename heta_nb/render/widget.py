@@ -19,34 +19,43 @@ _LABELS = {
     "failed": "Failed",
 }
 MESSAGE_CHARS = 200
+NAME_CHARS = 80
+MAX_METRICS = 8
+MAX_MODES = 12
+MAX_ERROR_TYPES = 8
 
 
 def _clip(text: str, limit: int = MESSAGE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _name(text: str) -> str:
+    return _clip(text, NAME_CHARS)
+
+
 def widget_context(state: RunState) -> dict[str, Any]:
     """Plain data for the widget templates."""
     rate = state.rate
-    metrics = list(state.metrics)
+    metrics = list(state.metrics)[:MAX_METRICS]
     rows = []
-    for mode in state.modes:
+    for mode in list(state.modes)[:MAX_MODES]:
         progress = state.per_mode.get(mode)
         rows.append(
             {
-                "mode": mode,
+                "mode": _name(mode),
                 "done": progress.done if progress else 0,
                 "errors": progress.errors if progress else 0,
                 "means": [state.mean(mode, metric) for metric in metrics],
             }
         )
+    by_type = sorted(state.errors_by_type.items(), key=lambda item: (-item[1], item[0]))[:MAX_ERROR_TYPES]
     return {
         "status_label": _LABELS.get(state.status, state.status),
-        "knowledge_base": state.knowledge_base_name or "—",
-        "benchmark": state.benchmark.get("name", "—"),
-        "split": state.benchmark.get("split"),
-        "modes": list(state.modes),
-        "report_id": state.report_id,
+        "knowledge_base": _name(state.knowledge_base_name) or "—",
+        "benchmark": _name(state.benchmark.get("name", "—")),
+        "split": _name(state.benchmark["split"]) if state.benchmark.get("split") else None,
+        "modes": [_name(m) for m in list(state.modes)[:MAX_MODES]],
+        "report_id": _name(state.report_id),
         "done": state.done,
         "total": state.total,
         "percent": f"{100 * state.fraction:.0f}%",
@@ -58,14 +67,16 @@ def widget_context(state: RunState) -> dict[str, Any]:
         "error": _clip(state.error) if state.error else None,
         "warnings": [_clip(w) for w in state.warnings[-3:]],
         "steps": [
-            {"name": name, "status": status, "icon": _ICONS.get(status, "·")} for name, status in state.build_steps
+            {"name": _name(name), "status": status, "icon": _ICONS.get(status, "·")}
+            for name, status in state.build_steps[:40]
         ],
         "build_status": state.build_status,
-        "metrics": metrics,
+        "metrics": [_name(m) for m in metrics],
+        "metrics_more": max(0, len(state.metrics) - MAX_METRICS),
         "rows": rows if any(r["done"] for r in rows) else [],
-        "by_type": sorted(state.errors_by_type.items(), key=lambda item: (-item[1], item[0])),
+        "by_type": [(_name(name), count) for name, count in by_type],
         "last": [
-            {"mode": mode, "case_id": case_id, "error_type": error_type, "message": _clip(message)}
+            {"mode": _name(mode), "case_id": _name(case_id), "error_type": _name(error_type), "message": _clip(message)}
             for mode, case_id, error_type, message in reversed(state.last_errors)
         ],
     }
