@@ -18,7 +18,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_nb import __version__
+from heta_nb._atomic import write_atomically
 from heta_nb.model.report import EvaluationReport
 
 __all__ = ["ExportLimits", "export", "to_html"]
@@ -181,23 +181,6 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
 
 def _asset(name: str) -> str:
     return (resources.files("heta_nb") / "render" / "assets" / name).read_text(encoding="utf-8")
-
-
-def write_atomically(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
 
 
 def to_html(

@@ -286,8 +286,8 @@ def to_notebook(obj: Any, path: str | os.PathLike[str] | None = None, *, source:
     import nbformat
     from nbformat.v4 import new_notebook
 
+    from heta_nb._atomic import write_atomically
     from heta_nb.comparison import Comparison
-    from heta_nb.export import write_atomically
     from heta_nb.model.io import encode_report, load_report
 
     if path is not None and source is None:

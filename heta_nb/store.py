@@ -20,13 +20,13 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from heta_nb._atomic import write_atomically
 from heta_nb._sync import run_sync
 from heta_nb.errors import (
     ReportExistsError,
@@ -229,18 +229,7 @@ class _LocalBackend:
         return self._path(key).read_bytes()
 
     def write(self, key: str, data: bytes) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(self._path(key), data)
 
     def append(self, key: str, data: bytes) -> None:
         path = self._path(key)

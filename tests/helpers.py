@@ -21,3 +21,41 @@ def heta_available() -> bool:
 
 
 requires_heta = pytest.mark.skipif(not heta_available(), reason="needs the [heta] extra (heta-framework)")
+
+
+def heta_recipe(root: Path, *, chunk_size: int = 120, encoding: str = "unicode"):  # noqa: ANN201 - a Heta recipe
+    """A real Heta full-text recipe (parse, split offline, BM25) with its objects under ``root``."""
+    from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
+    from heta_framework.kb import (
+        DocumentParserRegistry,
+        IndexFullText,
+        KnowledgeParsers,
+        KnowledgeRecipe,
+        KnowledgeStores,
+        ParseDocuments,
+        SplitDocuments,
+        SplitDocumentsConfig,
+        TextParser,
+    )
+
+    return KnowledgeRecipe(
+        parsers=KnowledgeParsers(documents=DocumentParserRegistry([TextParser()])),
+        stores=KnowledgeStores(objects=LocalObjectStore(root / "objects"), text_index=InMemoryTextIndexStore()),
+        steps=(
+            ParseDocuments(),
+            SplitDocuments(SplitDocumentsConfig(encoding_name=encoding, chunk_size=chunk_size, overlap=10)),
+            IndexFullText(),
+        ),
+    )
+
+
+def heta_jsonl_benchmark(*evaluators: object):  # noqa: ANN201 - a Heta JsonlBenchmark
+    """Heta's own JsonlBenchmark over the lighthouse_mini fixture files."""
+    from heta_framework.evaluation import BenchmarkManifest, EvidenceRecallAtK, JsonlBenchmark
+
+    return JsonlBenchmark(
+        manifest=BenchmarkManifest(name="lighthouse_mini", version="1", split="test", task_type="multihop_qa"),
+        documents_jsonl=FIXTURES / "documents.jsonl",
+        cases_jsonl=FIXTURES / "cases.jsonl",
+        evaluator_list=evaluators or (EvidenceRecallAtK(k=3),),
+    )

@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from helpers import FIXTURES, requires_heta
+from helpers import heta_jsonl_benchmark, heta_recipe, requires_heta
 
 import heta_nb
 from heta_nb.model import EvaluationCaseResult, EvaluationScore, QueryResponse
@@ -98,42 +98,10 @@ def test_heta_report_object_loads_identically() -> None:
 
 def test_heta_run_result_report_loads(tmp_path) -> None:
     """A BenchmarkRunResult's report, straight from Heta's runner."""
-    from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
-    from heta_framework.evaluation import (
-        BenchmarkManifest,
-        BenchmarkRunConfig,
-        BenchmarkRunner,
-        BenchmarkWorkspace,
-        EvidenceRecallAtK,
-        JsonlBenchmark,
-    )
-    from heta_framework.kb import (
-        DocumentParserRegistry,
-        IndexFullText,
-        KnowledgeParsers,
-        KnowledgeRecipe,
-        KnowledgeStores,
-        ParseDocuments,
-        SplitDocuments,
-        SplitDocumentsConfig,
-        TextParser,
-    )
+    from heta_framework.evaluation import BenchmarkRunConfig, BenchmarkRunner, BenchmarkWorkspace
 
-    recipe = KnowledgeRecipe(
-        parsers=KnowledgeParsers(documents=DocumentParserRegistry([TextParser()])),
-        stores=KnowledgeStores(objects=LocalObjectStore(tmp_path / "o"), text_index=InMemoryTextIndexStore()),
-        steps=(
-            ParseDocuments(),
-            SplitDocuments(SplitDocumentsConfig(encoding_name="unicode")),
-            IndexFullText(),
-        ),
-    )
-    benchmark = JsonlBenchmark(
-        manifest=BenchmarkManifest(name="lighthouse_mini", version="1", split="test", task_type="multihop_qa"),
-        documents_jsonl=FIXTURES / "documents.jsonl",
-        cases_jsonl=FIXTURES / "cases.jsonl",
-        evaluator_list=(EvidenceRecallAtK(k=3),),
-    )
+    recipe = heta_recipe(tmp_path)
+    benchmark = heta_jsonl_benchmark()
     result = asyncio.run(
         BenchmarkRunner().run(
             benchmark=benchmark,

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from helpers import FIXTURES, requires_heta
+from helpers import FIXTURES, heta_jsonl_benchmark, heta_recipe, requires_heta
 
 import heta_nb
 from heta_nb.model import BenchmarkManifest
@@ -14,31 +14,6 @@ from heta_nb.model import BenchmarkManifest
 pytestmark = requires_heta
 
 MANIFEST = {"name": "lighthouse_mini", "version": "1", "split": "test", "task_type": "multihop_qa"}
-
-
-def heta_recipe(root: Path, *, chunk_size: int = 120, encoding: str = "unicode") -> Any:
-    from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
-    from heta_framework.kb import (
-        DocumentParserRegistry,
-        IndexFullText,
-        KnowledgeParsers,
-        KnowledgeRecipe,
-        KnowledgeStores,
-        ParseDocuments,
-        SplitDocuments,
-        SplitDocumentsConfig,
-        TextParser,
-    )
-
-    return KnowledgeRecipe(
-        parsers=KnowledgeParsers(documents=DocumentParserRegistry([TextParser()])),
-        stores=KnowledgeStores(objects=LocalObjectStore(root / "objects"), text_index=InMemoryTextIndexStore()),
-        steps=(
-            ParseDocuments(),
-            SplitDocuments(SplitDocumentsConfig(encoding_name=encoding, chunk_size=chunk_size, overlap=10)),
-            IndexFullText(),
-        ),
-    )
 
 
 def heta_evaluators() -> tuple:
@@ -57,16 +32,8 @@ def heta_evaluators() -> tuple:
     )
 
 
-def heta_jsonl_benchmark() -> Any:
-    from heta_framework.evaluation import BenchmarkManifest as HetaManifest
-    from heta_framework.evaluation import JsonlBenchmark
-
-    return JsonlBenchmark(
-        manifest=HetaManifest(**MANIFEST),
-        documents_jsonl=FIXTURES / "documents.jsonl",
-        cases_jsonl=FIXTURES / "cases.jsonl",
-        evaluator_list=heta_evaluators(),
-    )
+def heta_benchmark() -> Any:
+    return heta_jsonl_benchmark(*heta_evaluators())
 
 
 def heta_run(root: Path, benchmark: Any, name: str, **kwargs: Any) -> Any:
@@ -86,10 +53,10 @@ def heta_run(root: Path, benchmark: Any, name: str, **kwargs: Any) -> Any:
 
 
 def test_same_numbers_as_hetas_runner(tmp_path: Path) -> None:
-    theirs = heta_run(tmp_path / "heta", heta_jsonl_benchmark(), "lighthouse mini")
+    theirs = heta_run(tmp_path / "heta", heta_benchmark(), "lighthouse mini")
     events: list[Any] = []
     ours = heta_nb.evaluate(
-        heta_jsonl_benchmark(),
+        heta_benchmark(),
         recipe=heta_recipe(tmp_path / "ours"),
         knowledge_base_name="lighthouse mini",
         query_modes=["full_text_search"],
@@ -184,9 +151,9 @@ class TwoUnits:
 
 
 def test_multi_unit_protocol_benchmark(tmp_path: Path) -> None:
-    theirs = heta_run(tmp_path / "heta", TwoUnits(heta_jsonl_benchmark()), "lighthouse multi")
+    theirs = heta_run(tmp_path / "heta", TwoUnits(heta_benchmark()), "lighthouse multi")
     ours = heta_nb.evaluate(
-        TwoUnits(heta_jsonl_benchmark()),
+        TwoUnits(heta_benchmark()),
         recipe=heta_recipe(tmp_path / "ours"),
         knowledge_base_name="lighthouse multi",
         query_modes=["full_text_search"],
@@ -321,7 +288,7 @@ def test_unknown_mode_is_warned_about_before_querying(tmp_path: Path) -> None:
 
 
 def test_manifest_is_coerced_from_heta(tmp_path: Path) -> None:
-    assert BenchmarkManifest.coerce(heta_jsonl_benchmark().manifest).key == "lighthouse_mini:1:test"
+    assert BenchmarkManifest.coerce(heta_benchmark().manifest).key == "lighthouse_mini:1:test"
 
 
 def test_a_heta_object_store_as_the_report_store(tmp_path: Path) -> None:
@@ -329,8 +296,15 @@ def test_a_heta_object_store_as_the_report_store(tmp_path: Path) -> None:
     from runner_support import exact_kb, toy_benchmark
 
     objects = LocalObjectStore(tmp_path / "reports")
-    report = heta_nb.evaluate(toy_benchmark(), kb=exact_kb, query_modes=["good"], knowledge_base_name="toy kb",
-                              report_id="in-heta-store", store=objects, progress=False)
+    report = heta_nb.evaluate(
+        toy_benchmark(),
+        kb=exact_kb,
+        query_modes=["good"],
+        knowledge_base_name="toy kb",
+        report_id="in-heta-store",
+        store=objects,
+        progress=False,
+    )
     key = "_heta/knowledge_bases/toy_kb/evaluations/in-heta-store/report.json"
     assert report.report_key == key
     assert asyncio.run(objects.get(key)) == report.to_json().encode("utf-8")

@@ -98,8 +98,9 @@ CTRL_C_CHILD = textwrap.dedent(
 def test_ctrl_c_returns_the_partial_report(tmp_path: Path) -> None:
     store_root = tmp_path / "store"
     checkpoint = store_root / report_prefix("toy kb", "ctrl-c") / CHECKPOINT_FILE
-    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD.format(tests=str(HERE)), str(store_root)],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_CHILD.format(tests=str(HERE)), str(store_root)], stdout=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (checkpoint.exists() and checkpoint.read_bytes().count(b"\n") > 6):

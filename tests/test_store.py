@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, REPORT_FILES, requires_heta
+from helpers import FIXTURES, REPORT_FILES, heta_jsonl_benchmark, heta_recipe, requires_heta
 
 import heta_nb
 from heta_nb import ReportStore
@@ -225,43 +225,11 @@ def test_heta_object_store_interop(tmp_path: Path) -> None:
 @requires_heta
 def test_finds_reports_heta_wrote_and_heta_reads_ours(tmp_path: Path) -> None:
     """Run Heta's own BenchmarkRunner, then find its report with heta_nb (and back)."""
-    from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
-    from heta_framework.evaluation import (
-        BenchmarkManifest,
-        BenchmarkRunConfig,
-        BenchmarkRunner,
-        BenchmarkWorkspace,
-        EvidenceRecallAtK,
-        JsonlBenchmark,
-    )
-    from heta_framework.kb import (
-        DocumentParserRegistry,
-        IndexFullText,
-        KnowledgeParsers,
-        KnowledgeRecipe,
-        KnowledgeStores,
-        ParseDocuments,
-        SplitDocuments,
-        SplitDocumentsConfig,
-        TextParser,
-    )
+    from heta_framework.evaluation import BenchmarkRunConfig, BenchmarkRunner, BenchmarkWorkspace
 
-    objects = LocalObjectStore(tmp_path / "objects")
-    recipe = KnowledgeRecipe(
-        parsers=KnowledgeParsers(documents=DocumentParserRegistry([TextParser()])),
-        stores=KnowledgeStores(objects=objects, text_index=InMemoryTextIndexStore()),
-        steps=(
-            ParseDocuments(),
-            SplitDocuments(SplitDocumentsConfig(encoding_name="unicode", chunk_size=120, overlap=10)),
-            IndexFullText(),
-        ),
-    )
-    benchmark = JsonlBenchmark(
-        manifest=BenchmarkManifest(name="lighthouse_mini", version="1", split="test", task_type="multihop_qa"),
-        documents_jsonl=FIXTURES / "documents.jsonl",
-        cases_jsonl=FIXTURES / "cases.jsonl",
-        evaluator_list=(EvidenceRecallAtK(k=3),),
-    )
+    recipe = heta_recipe(tmp_path)
+    objects = recipe.stores.objects
+    benchmark = heta_jsonl_benchmark()
     result = asyncio.run(
         BenchmarkRunner().run(
             benchmark=benchmark,

@@ -36,7 +36,7 @@ from typing import Any
 
 from heta_nb.evaluators import ranking
 from heta_nb.evaluators.base import BuiltinEvaluator
-from heta_nb.evaluators.evidence import result_source_candidates
+from heta_nb.evaluators.evidence import as_sequence, result_source_candidates
 from heta_nb.model.report import EvaluationScore
 
 __all__ = ["DOCUMENT_METRICS", "DocumentMetric", "judgements", "ranked_document_ids", "result_document_ids"]
@@ -75,14 +75,6 @@ def document_id_from_key(key: Any) -> str | None:
     return None
 
 
-def _as_list(value: Any) -> Sequence[Any]:
-    if value is None:
-        return ()
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return list(value)
-    return (value,)
-
-
 def result_document_ids(result: Mapping[str, Any]) -> list[str]:
     """Benchmark document ids of one serialized result (see the module docstring)."""
     found: dict[str, None] = {}
@@ -98,16 +90,16 @@ def result_document_ids(result: Mapping[str, Any]) -> list[str]:
         for key in ("beir_document_id", "benchmark_document_id"):
             add(candidate.get(key))
         for key in ("beir_document_ids", "benchmark_document_ids"):
-            for value in _as_list(candidate.get(key)):
+            for value in as_sequence(candidate.get(key)):
                 add(value)
         for key in ("source_key", "object_key"):
             add(document_id_from_key(candidate.get(key)))
         for key in ("source_keys", "object_keys"):
-            for value in _as_list(candidate.get(key)):
+            for value in as_sequence(candidate.get(key)):
                 add(document_id_from_key(value))
     if not found:
         for candidate in candidates:
-            for value in (candidate.get("document_id"), *_as_list(candidate.get("document_ids"))):
+            for value in (candidate.get("document_id"), *as_sequence(candidate.get("document_ids"))):
                 if value is not None and not _HETA_PARSED_ID.match(str(value)):
                     add(value)
     return list(found)

@@ -29,7 +29,7 @@ from typing import Any
 from heta_nb.evaluators.base import BuiltinEvaluator
 from heta_nb.model.report import EvaluationScore
 
-__all__ = ["EvidenceRecall", "normalize_text", "result_source_candidates", "source_values"]
+__all__ = ["EvidenceRecall", "as_sequence", "normalize_text", "result_source_candidates", "source_values"]
 
 _KEY_SINGULAR = ("source_key", "object_key")
 _KEY_PLURAL = ("source_keys", "object_keys")
@@ -54,7 +54,8 @@ def result_source_candidates(result: Mapping[str, Any]) -> list[Mapping[str, Any
     return candidates
 
 
-def _as_sequence(value: Any) -> Sequence[Any]:
+def as_sequence(value: Any) -> Sequence[Any]:
+    """``value`` as a sequence: lists, tuples and sets as they are, None as empty, else one item."""
     if value is None:
         return ()
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -73,7 +74,7 @@ def source_values(candidates: Sequence[Mapping[str, Any]], singular: Sequence[st
                 if text.strip():
                     values.add(text)
         for key in plural:
-            for value in _as_sequence(candidate.get(key)):
+            for value in as_sequence(candidate.get(key)):
                 if value is not None:
                     text = str(value)
                     if text.strip():
