@@ -109,6 +109,8 @@ class HetaMagics(Magics):
     @line_magic
     def heta_report(self, line: str) -> Any:
         """Display a report from a path, URL or store."""
+        if _wants_help(line):
+            return _print_help(self.heta_report)
         args = parse_argstring(self.heta_report, line)
         from heta_nb.errors import HetaNbError
         from heta_nb.locate import resolve_report
@@ -123,6 +125,8 @@ class HetaMagics(Magics):
     @line_magic
     def heta_runs(self, line: str) -> Any:
         """List the reports in a store as a table."""
+        if _wants_help(line):
+            return _print_help(self.heta_runs)
         args = parse_argstring(self.heta_runs, line)
         from heta_nb.errors import HetaNbError
         from heta_nb.store import ReportStore
@@ -140,6 +144,8 @@ class HetaMagics(Magics):
     @line_magic
     def heta_compare(self, line: str) -> Any:
         """Compare recipes (or modes) with paired statistics."""
+        if _wants_help(line):
+            return _print_help(self.heta_compare)
         args = parse_argstring(self.heta_compare, line)
         from heta_nb.comparison import compare
         from heta_nb.errors import HetaNbError
@@ -157,6 +163,8 @@ class HetaMagics(Magics):
     @line_magic
     def heta_export(self, line: str) -> Any:
         """Export a report or comparison as standalone HTML, a notebook, or sections here."""
+        if _wants_help(line):
+            return _print_help(self.heta_export)
         args = parse_argstring(self.heta_export, line)
         from heta_nb.errors import HetaNbError
 
@@ -200,6 +208,15 @@ class HetaMagics(Magics):
             code_cells.append(cell.source)
         if code_cells and self.shell is not None:
             self.shell.set_next_input(code_cells[-1], replace=False)
+
+
+def _wants_help(line: str) -> bool:
+    return line.strip() in ("-h", "--help")
+
+
+def _print_help(magic: Any) -> None:
+    """Print a magic's usage (what ``%magic?`` shows) for ``%magic --help``."""
+    print(magic.__doc__)
 
 
 def _unquote(text: str) -> str:

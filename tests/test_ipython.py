@@ -114,5 +114,18 @@ def test_heta_compare_and_export(shell: Any, tmp_path: Path) -> None:
 
 def test_magics_have_help(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("heta_report", "heta_runs", "heta_compare", "heta_export"):
-        doc = shell.magics_manager.magics["line"][name].__doc__
-        assert "usage:" in doc.lower() or "::" in doc
+        for flag in ("--help", "-h"):
+            assert shell.run_line_magic(name, flag) is None
+            out = capsys.readouterr().out
+            assert f"%{name}" in out and ("positional arguments" in out or "options:" in out), out
+
+
+def test_heta_export_insert_shows_the_sections(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.user_ns["normal"] = heta_nb.load_report(FIXTURES / "report-normal.json")
+    shell.run_line_magic("heta_export", "normal --insert")
+    out = capsys.readouterr().out
+    assert "Markdown object" in out  # the narrative cell, displayed as Markdown
+    assert "EvaluationReport fixture-normal" in out  # the reload cell's stored output
+    # a kernel turns set_next_input into a payload; a plain shell keeps it as the next input
+    queued = shell.rl_next_input or "".join(p.get("text", "") for p in shell.payload_manager.read_payload())
+    assert "heta_nb.notebook.table_view" in queued
