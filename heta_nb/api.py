@@ -51,8 +51,16 @@ def _display_subscriber(progress: Progress, run: EvaluationRun | None) -> Callab
     raise ValueError(f"progress must be True, False, 'widget', 'console' or a callable, got {progress!r}")
 
 
-def _config(**kwargs: Any) -> RunConfig:
-    return RunConfig(**kwargs)
+_VIEW_ARGUMENTS = ("progress", "on_event", "record_events")
+
+
+def _run_config(arguments: dict[str, Any]) -> tuple[RunConfig, dict[str, Any]]:
+    """Split :func:`start`'s arguments into the engine's configuration and the view options."""
+    views = {name: arguments.pop(name) for name in _VIEW_ARGUMENTS}
+    arguments["query_options"] = dict(arguments["query_options"] or {})
+    arguments["metadata"] = dict(arguments["metadata"] or {})
+    arguments["retry_on"] = tuple(arguments["retry_on"])
+    return RunConfig(**arguments), views
 
 
 _DOC_ARGS = """
@@ -121,38 +129,13 @@ def start(
     The caller stays free (in a notebook, other cells run meanwhile). Inputs are
     validated before this returns; ``run.result()`` waits for the report.
     """
-    config = _config(
-        benchmark=benchmark,
-        kb=kb,
-        recipe=recipe,
-        query_modes=query_modes,
-        evaluators=evaluators,
-        top_k=top_k,
-        query_options=dict(query_options or {}),
-        trace=trace,
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        retries=retries,
-        backoff_s=backoff_s,
-        retry_on=tuple(retry_on),
-        store=store,
-        report_id=report_id,
-        knowledge_base_name=knowledge_base_name,
-        resume=resume,
-        overwrite=overwrite,
-        shard=shard,
-        metadata=dict(metadata or {}),
-        query_engines=query_engines,
-        reuse_kb=reuse_kb,
-        workspace=workspace,
-        lint=lint,
-    )
-    run = EvaluationRun(config, record_events=record_events)
-    display = _display_subscriber(progress, run)
+    config, views = _run_config(dict(locals()))
+    run = EvaluationRun(config, record_events=views["record_events"])
+    display = _display_subscriber(views["progress"], run)
     if display is not None:
         run.subscribe(display)
-    if on_event is not None:
-        run.subscribe(on_event)
+    if views["on_event"] is not None:
+        run.subscribe(views["on_event"])
     return run.start()
 
 
@@ -168,21 +151,16 @@ def evaluate(benchmark: Any, **kwargs: Any) -> EvaluationReport:
 
 async def evaluate_async(benchmark: Any, **kwargs: Any) -> EvaluationReport:
     """``await`` an evaluation on the current event loop (same arguments as :func:`evaluate`)."""
-    progress = kwargs.pop("progress", True)
-    on_event = kwargs.pop("on_event", None)
-    kwargs.pop("record_events", None)
-    if "query_options" in kwargs:
-        kwargs["query_options"] = dict(kwargs["query_options"] or {})
-    if "metadata" in kwargs:
-        kwargs["metadata"] = dict(kwargs["metadata"] or {})
-    config = _config(benchmark=benchmark, **kwargs)
+    bound = inspect.signature(start).bind(benchmark, **kwargs)
+    bound.apply_defaults()
+    config, views = _run_config(dict(bound.arguments))
     subscribers: list[Callable[[Event], None]] = []
     engine = Engine(config, emit=subscriber_guard(subscribers))
-    display = _display_subscriber(progress, None)
+    display = _display_subscriber(views["progress"], None)
     if display is not None:
         subscribers.append(display)
-    if on_event is not None:
-        subscribers.append(on_event)
+    if views["on_event"] is not None:
+        subscribers.append(views["on_event"])
     return await engine.run()
 
 
