@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import FIXTURES, heta_jsonl_benchmark, heta_recipe, requires_heta
 
 import heta_nb
@@ -309,3 +310,38 @@ def test_a_heta_object_store_as_the_report_store(tmp_path: Path) -> None:
     assert report.report_key == key
     assert asyncio.run(objects.get(key)) == report.to_json().encode("utf-8")
     assert not asyncio.run(objects.exists(key.replace("report.json", "checkpoint.jsonl")))
+
+
+def test_names_heta_would_refuse_late_are_refused_before_any_write(tmp_path: Path) -> None:
+    from heta_nb.runner import RunError
+
+    recipe = heta_recipe(tmp_path)
+    bench = heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST)
+    with pytest.raises(RunError, match="at most 80 letters, digits"):
+        heta_nb.evaluate(bench, recipe=recipe, knowledge_base_name="../evil", progress=False)
+    with pytest.raises(RunError, match="at most 80 letters"):
+        heta_nb.evaluate(bench, recipe=recipe, knowledge_base_name="x" * 81, progress=False)
+    assert not (tmp_path / "objects").exists() or not list((tmp_path / "objects").rglob("*.txt"))
+
+
+def test_a_protocol_benchmark_with_a_nesting_document_id_writes_nothing(tmp_path: Path) -> None:
+    from heta_framework.evaluation import BenchmarkDocument
+
+    class Nesting(TwoUnits):
+        def __init__(self) -> None:
+            super().__init__(heta_benchmark())
+
+        async def run_units(self, prepared: Any) -> Any:
+            from heta_framework.evaluation import BenchmarkRunUnit
+
+            yield BenchmarkRunUnit(unit_id="corpus")  # every document, the nesting one included
+
+        async def documents(self, prepared: Any) -> Any:
+            async for document in self.inner.documents(prepared):
+                yield document
+            yield BenchmarkDocument(document_id="a/b", name="x.txt", media_type="text/plain", data=b"nested")
+
+    recipe = heta_recipe(tmp_path)
+    with pytest.raises(ValueError, match="plain path segment"):
+        heta_nb.evaluate(Nesting(), recipe=recipe, knowledge_base_name="kb", progress=False, workspace=tmp_path / "w")
+    assert not (tmp_path / "objects").exists() or list((tmp_path / "objects").rglob("*")) == []

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import re
 import time
 import traceback
 import uuid
@@ -69,6 +70,7 @@ class RunFailedError(RuntimeError):
 
 
 _TIMEOUT = getattr(asyncio, "timeout", None)
+_HETA_KB_NAME = re.compile(r"[A-Za-z0-9 _-]{1,80}")
 
 
 def _utc_now() -> str:
@@ -197,6 +199,12 @@ class Engine:
         if not isinstance(base, str) or not base.strip():
             raise RunError("pass knowledge_base_name= (the KB has no name to use)")
         self.knowledge_base_name = base.strip()
+        if c.recipe is not None and not _HETA_KB_NAME.fullmatch(self.knowledge_base_name):
+            # KnowledgeBase.create refuses these, but only after the documents were written
+            raise RunError(
+                f"knowledge_base_name {self.knowledge_base_name!r}: Heta allows at most 80 letters, digits, "
+                "spaces, '_' and '-' for a knowledge base built from a recipe"
+            )
         self.base_report_id = (c.report_id or f"eval_{uuid.uuid4().hex}").strip()
         if not self.base_report_id:
             raise RunError("report_id must not be blank")
@@ -337,6 +345,7 @@ class Engine:
             self.builder = RecipeBuilder(
                 c.recipe, emit=self.emit, clock=self.now, query_engines=c.query_engines, reuse=c.reuse_kb
             )
+            self.builder.raw_keys(self.manifest, source.documents)  # refuse unsafe keys before any write
         # resume: take over finished results from the checkpoint
         resumed: dict[tuple[str, str, str], EvaluationCaseResult] = {}
         if self.store is not None and c.resume:

@@ -127,14 +127,30 @@ class RecipeBuilder:
                 )
             )
 
+    @staticmethod
+    def raw_keys(manifest: Any, documents: Sequence[Any]) -> list[str]:
+        """The documents' raw keys, each checked to be six plain path segments.
+
+        A benchmark name, split, document id or file name that would nest, escape or
+        alias a folder is refused here, before anything is written (Heta's runner
+        writes such keys, or fails half-way through).
+        """
+        keys = [document.raw_key(manifest) for document in documents]
+        for key in keys:
+            parts = key.split("/")
+            if len(parts) != 6 or any(part in ("", ".", "..") or "\\" in part or "\x00" in part for part in parts):
+                raise ValueError(
+                    f"raw key {key!r}: benchmark name, split, document id and name must each be one "
+                    "plain path segment (no '/', '\\', '.', '..')"
+                )
+        return keys
+
     async def write_documents(self, manifest: Any, documents: Sequence[Any]) -> list[str]:
         """Put each document's bytes at its raw key; return the keys in write order."""
-        keys = []
-        for document in documents:
-            key = document.raw_key(manifest)
+        keys = self.raw_keys(manifest, documents)
+        for key, document in zip(keys, documents):
             data = document.read_bytes() if hasattr(document, "read_bytes") else _document_bytes(document)
             await self.objects.put(key, data)
-            keys.append(key)
         return keys
 
     async def build(self, *, unit: Any, name: str, document_keys: Sequence[str]) -> Any:
