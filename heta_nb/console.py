@@ -105,7 +105,8 @@ class ConsoleProgress:
                     + (f" ({self.state.error})" if self.state.error else "")
                 )
                 return
-            if self.state.status == "running":
+            if self.state.status == "running" and (self._tty or self.state.done > self.state.resumed):
+                # a log gets progress lines once results arrive; a terminal line shows the build too
                 self._redraw(force=self._tty and kind in ("build_step", "unit_started"))
 
     def _redraw(self, *, force: bool = False) -> None:
