@@ -24,29 +24,10 @@ requires_heta = pytest.mark.skipif(not heta_available(), reason="needs the [heta
 
 
 def heta_recipe(root: Path, *, chunk_size: int = 120, encoding: str = "unicode"):  # noqa: ANN201 - a Heta recipe
-    """A real Heta full-text recipe (parse, split offline, BM25) with its objects under ``root``."""
-    from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
-    from heta_framework.kb import (
-        DocumentParserRegistry,
-        IndexFullText,
-        KnowledgeParsers,
-        KnowledgeRecipe,
-        KnowledgeStores,
-        ParseDocuments,
-        SplitDocuments,
-        SplitDocumentsConfig,
-        TextParser,
-    )
+    """A real Heta full-text recipe (parse, split, BM25) with its objects under ``root / "objects"``."""
+    from heta_nb.demo.heta_recipes import demo_recipe
 
-    return KnowledgeRecipe(
-        parsers=KnowledgeParsers(documents=DocumentParserRegistry([TextParser()])),
-        stores=KnowledgeStores(objects=LocalObjectStore(root / "objects"), text_index=InMemoryTextIndexStore()),
-        steps=(
-            ParseDocuments(),
-            SplitDocuments(SplitDocumentsConfig(encoding_name=encoding, chunk_size=chunk_size, overlap=10)),
-            IndexFullText(),
-        ),
-    )
+    return demo_recipe(root, chunk_size, 10, encoding=encoding)
 
 
 def heta_jsonl_benchmark(*evaluators: object):  # noqa: ANN201 - a Heta JsonlBenchmark

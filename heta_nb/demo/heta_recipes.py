@@ -18,8 +18,12 @@ _STOP = frozenset(
 )
 
 
-def demo_recipe(root: Path, chunk_size: int, overlap: int) -> Any:
-    """A full-text recipe: parse, split (unicode, offline), BM25 index; objects under ``root``."""
+def demo_recipe(root: Path, chunk_size: int, overlap: int, *, encoding: str = "unicode") -> Any:
+    """A full-text recipe: parse, split, BM25 index; objects under ``root / "objects"``.
+
+    ``encoding`` is the splitter's tokenizer: ``"unicode"`` (one character per token)
+    works offline; tiktoken encodings are downloaded by tiktoken on first use.
+    """
     require("heta_framework", extra="heta", purpose="the demo recipes")
     from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
     from heta_framework.kb import (
@@ -39,7 +43,7 @@ def demo_recipe(root: Path, chunk_size: int, overlap: int) -> Any:
         stores=KnowledgeStores(objects=LocalObjectStore(root / "objects"), text_index=InMemoryTextIndexStore()),
         steps=(
             ParseDocuments(),
-            SplitDocuments(SplitDocumentsConfig(encoding_name="unicode", chunk_size=chunk_size, overlap=overlap)),
+            SplitDocuments(SplitDocumentsConfig(encoding_name=encoding, chunk_size=chunk_size, overlap=overlap)),
             IndexFullText(),
         ),
         metadata={"demo_recipe": f"chunks of {chunk_size} characters, overlap {overlap}"},
