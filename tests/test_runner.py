@@ -279,6 +279,10 @@ def test_events_reduce_to_the_final_state_and_replay() -> None:
     lines = [json.dumps(to_dict(e)) for e in run.events]
     replayed = replay(event_from_dict(json.loads(line)) for line in lines)
     assert replayed == state
+    bundle = run._repr_mimebundle_()  # the handle renders its state like every other object
+    assert bundle["text/plain"].startswith("EvaluationRun(") and "24/24" in bundle["text/plain"]
+    assert "<progress" in bundle["text/html"]
+    assert set(run._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
 
 
 def test_a_subscriber_that_raises_is_detached_and_the_run_completes() -> None:

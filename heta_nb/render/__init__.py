@@ -136,8 +136,14 @@ _VIEWS: dict[str, str] = {
     "heta_nb.model.query.QueryResponse": "heta_nb.render:render_response_html",
     "heta_nb.benchmark.types.Benchmark": "heta_nb.render:render_benchmark_html",
     "heta_nb.comparison.Comparison": "heta_nb.render.comparison:render_comparison_html",
+    "heta_nb.runner.handle.EvaluationRun": "heta_nb.render:render_evaluation_run_html",
 }
 """Class (module.qualname) -> its HTML view ("module:function"), imported only when used."""
+
+
+def render_evaluation_run_html(run: Any) -> str:
+    """The static snapshot of a running (or finished) :class:`EvaluationRun`."""
+    return render_run_html(run.state)
 
 
 def _view(obj: Any) -> Callable[[Any], str]:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Generator
 from typing import Any
 
+from heta_nb.model._record import RichDisplay
 from heta_nb.model.report import EvaluationReport
 from heta_nb.runner.engine import Engine, RunConfig, subscriber_guard
 from heta_nb.runner.events import Event, RunState, reduce
@@ -19,7 +20,7 @@ from heta_nb.runner.events import Event, RunState, reduce
 __all__ = ["EvaluationRun"]
 
 
-class EvaluationRun:
+class EvaluationRun(RichDisplay):
     """A handle on a running (or finished) evaluation.
 
     ``state`` is the live :class:`~heta_nb.runner.events.RunState`; ``cancel()`` stops
@@ -114,12 +115,3 @@ class EvaluationRun:
             f"EvaluationRun({self.report_id!r}, status={state.status!r}, "
             f"done={state.done}/{state.total}, errors={state.errors})"
         )
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        try:
-            from heta_nb.render import render_run_html
-
-            html = render_run_html(self.state)
-        except Exception:  # noqa: BLE001 - a repr must never raise
-            return {"text/plain": repr(self)}
-        return {"text/plain": repr(self), "text/html": html}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from heta_nb._optional import require
@@ -259,8 +259,3 @@ def _document_bytes(document: Any) -> bytes:
 
         return Path(path).read_bytes()
     raise NotImplementedError(f"document {getattr(document, 'document_id', '?')}: source_uri documents cannot be read")
-
-
-def manifest_mapping(manifest: Any) -> Mapping[str, Any]:
-    """A benchmark manifest (Heta's or heta_nb's) as its serialized dict."""
-    return dict(manifest.to_dict())
