@@ -4,24 +4,47 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["write_atomically"]
 
 
-def write_atomically(path: str | os.PathLike[str], data: bytes) -> Path:
+_IOV_MAX = 1024
+
+
+def _write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
+    """Write every chunk with ``writev`` (no joined copy of a large file in memory)."""
+    pending = [memoryview(chunk) for chunk in chunks if chunk]
+    while pending:
+        group = pending[:_IOV_MAX]
+        written = os.writev(fd, group)
+        del pending[: len(group)]
+        for index, chunk in enumerate(group):  # a short write: keep what is left, in order
+            if written >= len(chunk):
+                written -= len(chunk)
+                continue
+            pending[:0] = [chunk[written:], *group[index + 1 :]]
+            break
+
+
+def write_atomically(path: str | os.PathLike[str], data: bytes | Sequence[bytes]) -> Path:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
 
-    A crash leaves at most a hidden ``.name.*.tmp`` file behind, which is removed when the
-    write itself fails.
+    ``data`` may be a sequence of chunks (written with ``writev``, without joining
+    them). A crash leaves at most a hidden ``.name.*.tmp`` file behind, which is
+    removed when the write itself fails.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+                handle.flush()
+            else:
+                _write_chunks(handle.fileno(), data)
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:

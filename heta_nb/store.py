@@ -21,7 +21,7 @@ import os
 import re
 import shutil
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -465,7 +465,9 @@ class ReportStore:
         return report_key(knowledge_base_name, report_id)
 
     # -- writing -----------------------------------------------------------------------
-    def save(self, report: EvaluationReport, *, overwrite: bool = False, encoded: bytes | None = None) -> str:
+    def save(
+        self, report: EvaluationReport, *, overwrite: bool = False, encoded: bytes | Sequence[bytes] | None = None
+    ) -> str:
         """Store ``report`` atomically at Heta's key and return the key.
 
         The stored report's ``report_key`` is set to the key actually used. A report
@@ -474,7 +476,8 @@ class ReportStore:
         or the same report again needs ``overwrite=True``.
 
         ``encoded`` may pass the report's bytes when the caller already has them (the
-        runner assembles them from its checkpoint lines); it must equal
+        runner assembles them from its checkpoint lines, as a sequence of chunks
+        local stores write without joining); it must equal
         ``encode_report(report)`` and is ignored unless ``report_key`` is already set.
 
         Raises:
@@ -495,8 +498,16 @@ class ReportStore:
                 raise ReportExistsError(
                     f"{self.location}: {key} already holds {other}; pass overwrite=True to replace it"
                 )
-            self._backend.write(key, data)
-            summary = ReportSummary.of(report, key=key, size_bytes=len(data))
+            if isinstance(data, bytes):
+                size = len(data)
+                self._backend.write(key, data)
+            else:
+                size = sum(len(chunk) for chunk in data)
+                if isinstance(self._backend, _LocalBackend):
+                    write_atomically(self._backend._path(key), data)
+                else:
+                    self._backend.write(key, b"".join(data))
+            summary = ReportSummary.of(report, key=key, size_bytes=size)
             self._backend.write(f"{prefix}/{SUMMARY_FILE}", _encode_summary(summary))
         except (ReportExistsError, UnsafeNameError):
             raise
