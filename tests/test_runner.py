@@ -275,7 +275,12 @@ def test_events_reduce_to_the_final_state_and_replay() -> None:
     assert state.mean("good", "evidence_recall@3") == 1.0
     assert state.mean("poor", "ndcg@3") == pytest.approx(report.score_summary["poor.ndcg@3"])
     kinds = [e.kind for e in run.events]
-    assert kinds[0] == "run_started" and kinds[-1] == "run_finished" and kinds.count("case_finished") == 24
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished" and "case_finished" not in kinds
+    batches = [e for e in run.events if e.kind == "cases_finished"]
+    finished = [case for batch in batches for case in batch.cases]
+    assert len(finished) == 24 and all(1 <= len(batch.cases) <= 32 for batch in batches)
+    assert {(c.case_id, c.mode) for c in finished} == {(r.case_id, r.query_mode) for r in report.case_results}
+    assert all(c.result is not None and c.result.case_id == c.case_id for c in finished)
     lines = [json.dumps(to_dict(e)) for e in run.events]
     replayed = replay(event_from_dict(json.loads(line)) for line in lines)
     assert replayed == state
@@ -290,13 +295,13 @@ def test_a_subscriber_that_raises_is_detached_and_the_run_completes() -> None:
 
     def broken(event: Any) -> None:
         seen.append(event.kind)
-        if event.kind == "case_finished":
+        if event.kind == "cases_finished":
             raise RuntimeError("display broke")
 
     with pytest.warns(RuntimeWarning, match="display broke"):
         report = _run(kb=exact_kb, store=None, on_event=broken)
     assert len(report.case_results) == 24
-    assert seen.count("case_finished") == 1
+    assert seen.count("cases_finished") == 1 and seen[-1] != "run_finished"  # detached after its failure
 
 
 def test_evaluate_works_inside_a_running_event_loop() -> None:

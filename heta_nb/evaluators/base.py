@@ -31,6 +31,7 @@ __all__ = [
     "as_evaluator",
     "as_score",
     "response_data",
+    "score_data",
 ]
 
 
@@ -131,12 +132,14 @@ class PreparedEvaluator:
     is heta_nb's ``QueryResponse`` (what built-ins score).
     """
 
-    __slots__ = ("name", "original", "is_async", "_call")
+    __slots__ = ("name", "original", "is_async", "native", "_call")
 
     def __init__(self, original: Any) -> None:
         self.original = original
         self.name = _evaluator_name(original)
-        if isinstance(original, BuiltinEvaluator):
+        self.native = isinstance(original, BuiltinEvaluator)
+        """A built-in: synchronous, never returns an awaitable."""
+        if self.native:
             score = original.score
             self.is_async = False
             self._call: Callable[[Any, Any, QueryResponse], Any] = lambda case, raw, ours: score(case, ours._data)
@@ -186,6 +189,51 @@ def as_evaluator(value: Any) -> Any:
     if callable(value):
         return FunctionEvaluator(value)
     raise TypeError(f"cannot use {type(value).__name__} {value!r} as an evaluator")
+
+
+_NUMBER_OR_BOOL = frozenset((float, int, bool))
+_HETA_SCORE_TYPES: set[type] = set()
+"""heta-framework EvaluationScore classes seen so far."""
+
+
+def score_data(result: Any, name: str) -> dict[str, Any]:
+    """``as_score(result, name)._data`` without the detour for the common cases.
+
+    heta_nb's and Heta's own score objects with a number or bool value are taken as
+    they are: Heta's ``EvaluationScore`` is a frozen dataclass whose ``__dict__`` is
+    exactly the score's JSON object (Heta validated it; the runner checks that the
+    metadata is JSON when it encodes the result). Anything else goes through
+    :func:`as_score`.
+    """
+    kind = type(result)
+    if kind is EvaluationScore:
+        return result._data  # type: ignore[no-any-return]
+    if kind in _HETA_SCORE_TYPES or _is_heta_score_type(kind):
+        data = result.__dict__
+        value = data["value"]
+        passed = data["passed"]
+        metadata = data["metadata"]
+        if type(value) in _NUMBER_OR_BOOL and (passed is None or type(passed) is bool) and type(metadata) is dict:
+            return data  # type: ignore[no-any-return]
+    return as_score(result, name)._data
+
+
+_SCORE_FIELDS = ("name", "value", "passed", "metadata")
+
+
+def _is_heta_score_type(kind: type) -> bool:
+    fields = getattr(kind, "__dataclass_fields__", None)
+    if (
+        kind.__name__ == "EvaluationScore"
+        and kind.__module__.startswith("heta_framework.")
+        and fields is not None
+        and tuple(fields) == _SCORE_FIELDS
+        and kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
+        and "__slots__" not in kind.__dict__
+    ):
+        _HETA_SCORE_TYPES.add(kind)
+        return True
+    return False
 
 
 def as_score(result: Any, name: str) -> EvaluationScore:

@@ -43,14 +43,15 @@ def normalize_text(value: str) -> str:
 def result_source_candidates(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The provenance mappings of one serialized result, in Heta's order."""
     source = result.get("source") or {}
-    candidates: list[Mapping[str, Any]] = [source]
     origin = source.get("origin")
+    metadata = result.get("metadata")
+    origin_key = metadata.get("origin_source_key") if metadata else None
+    if origin_key is None:
+        return [source, origin] if isinstance(origin, Mapping) else [source]
+    candidates: list[Mapping[str, Any]] = [source]
     if isinstance(origin, Mapping):
         candidates.append(origin)
-    metadata = result.get("metadata") or {}
-    origin_key = metadata.get("origin_source_key")
-    if origin_key is not None:
-        candidates.append({"object_key": origin_key})
+    candidates.append({"object_key": origin_key})
     return candidates
 
 
@@ -63,6 +64,12 @@ def as_sequence(value: Any) -> Sequence[Any]:
     return (value,)
 
 
+def _add_text(values: set[str], value: Any) -> None:
+    text = value if type(value) is str else str(value)
+    if text.strip():
+        values.add(text)
+
+
 def source_values(candidates: Sequence[Mapping[str, Any]], singular: Sequence[str], plural: Sequence[str]) -> set[str]:
     """Non-blank ``str()`` values of the given keys across the candidate mappings."""
     values: set[str] = set()
@@ -70,15 +77,14 @@ def source_values(candidates: Sequence[Mapping[str, Any]], singular: Sequence[st
         for key in singular:
             value = candidate.get(key)
             if value is not None:
-                text = str(value)
-                if text.strip():
-                    values.add(text)
+                _add_text(values, value)
         for key in plural:
-            for value in as_sequence(candidate.get(key)):
+            many = candidate.get(key)
+            if many is None:
+                continue
+            for value in as_sequence(many):
                 if value is not None:
-                    text = str(value)
-                    if text.strip():
-                        values.add(text)
+                    _add_text(values, value)
     return values
 
 
@@ -128,7 +134,10 @@ def _locator_matches(locator: Mapping[str, Any], result: _ResultView) -> bool:
                 return False
         elif key == "source_key_prefix":
             prefix = str(expected)
-            if not any(actual.startswith(prefix) for actual in result.keys):
+            for actual in result.keys:
+                if actual.startswith(prefix):
+                    break
+            else:
                 return False
         elif key == "document_id":
             if str(expected) not in result.documents:

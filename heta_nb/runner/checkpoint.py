@@ -2,11 +2,14 @@
 
 The checkpoint is JSON Lines next to the report in the store
 (``.../evaluations/{report_id}/checkpoint.jsonl``): a header line describing the run,
-then one line per finished case × mode with its full result. On a local store each
-line is appended and flushed as the case finishes, so a ``kill -9`` loses at most
-the case in flight (a torn last line is ignored on resume). On fsspec and Heta
-object stores, which cannot append, lines are written as numbered part objects
-(``checkpoint/part-000001.jsonl``) every second or 256 cases.
+then one line per finished case × mode with its full result. On a local store the
+lines of the cases that finished in one event-loop iteration reach the file in one
+``write()`` at the end of that iteration (or every 32 cases when a fast KB never
+lets the loop turn), so a ``kill -9`` loses only cases that were in flight or had
+finished microseconds earlier; a torn last line is ignored on resume and those
+cases run again. On fsspec and Heta object stores, which cannot append, lines are
+written as numbered part objects (``checkpoint/part-000001.jsonl``) every second or
+256 cases.
 
 After a complete run the report holds everything and the checkpoint is deleted;
 after a cancelled or failed run it stays, and ``resume=True`` picks up from it.
@@ -21,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from heta_nb.model._json import dumps_compact, to_json_value
+from heta_nb.model._json import dumps_bytes, dumps_compact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult
 from heta_nb.store import ReportStore, _LocalBackend, report_prefix
 
@@ -30,6 +33,10 @@ __all__ = ["CHECKPOINT_FILE", "Checkpoint", "CheckpointWriter", "read_checkpoint
 CHECKPOINT_FILE = "checkpoint.jsonl"
 PARTS_DIR = "checkpoint"
 FORMAT = 1
+BATCH_LINES = 32
+"""A local checkpoint writes at least every this many cases."""
+REMOTE_BATCH_LINES = 256
+REMOTE_BATCH_S = 1.0
 
 
 def _dumps(value: Any) -> str:
@@ -57,15 +64,15 @@ class CheckpointWriter:
         self.prefix = report_prefix(knowledge_base_name, report_id)
         self._backend = store._backend
         self._fd: int | None = None
-        self._prefixes: dict[tuple[str, str], str] = {}
-        self._buffer: list[str] = []
+        self._prefixes: dict[tuple[str, str], bytes] = {}
+        self._buffer: list[bytes] = []
         self._part = 0
         self._last_flush = time.monotonic()
         self.local = isinstance(self._backend, _LocalBackend)
 
     def start(self, header: Mapping[str, Any], *, fresh: bool) -> None:
         """Open the checkpoint; ``fresh`` discards an old one, else lines are added to it."""
-        line = _dumps({"heta_nb_checkpoint": FORMAT, **header}) + "\n"
+        line = (_dumps({"heta_nb_checkpoint": FORMAT, **header}) + "\n").encode("utf-8")
         if fresh:
             self.delete()
         if self.local:
@@ -75,42 +82,52 @@ class CheckpointWriter:
             # write() as the case finishes, so it survives the process being killed.
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             if fresh or os.fstat(self._fd).st_size == 0:
-                os.write(self._fd, line.encode("utf-8"))
+                os.write(self._fd, line)
         else:
             existing = [e for e in self._backend.list_prefix(f"{self.prefix}/{PARTS_DIR}")]
             self._part = len(existing)
             if fresh or not existing:
                 self._write_part([line])
 
-    def append(self, unit_id: str, case_id: str, mode: str, result: EvaluationCaseResult) -> str:
-        """Record one finished result (durable on local stores before this returns).
+    def append(self, unit_id: str, case_id: str, mode: str, encoded: bytes) -> None:
+        """Queue one finished result (its JSON, from :func:`dumps_bytes`) for the next :meth:`flush`.
 
-        Returns the result's JSON text, so the final report can reuse it.
+        Local checkpoints flush by themselves every :data:`BATCH_LINES` lines; the
+        engine calls :meth:`flush` at the end of every event-loop iteration.
         """
-        encoded = _dumps(result._data)
         prefix = self._prefixes.get((unit_id, mode))
         if prefix is None:
-            prefix = self._prefixes[(unit_id, mode)] = f'{{"unit_id":{_dumps(unit_id)},"mode":{_dumps(mode)},"case_id":'
-        line = f'{prefix}{_dumps(case_id)},"result":{encoded}}}\n'
-        if self._fd is not None:
-            os.write(self._fd, line.encode("utf-8"))
-            return encoded
-        self._buffer.append(line)
-        if len(self._buffer) >= 256 or time.monotonic() - self._last_flush > 1.0:
+            prefix = self._prefixes[(unit_id, mode)] = (
+                b'{"unit_id":' + dumps_bytes(unit_id) + b',"mode":' + dumps_bytes(mode) + b',"case_id":'
+            )
+        buffer = self._buffer
+        buffer.append(prefix + dumps_bytes(case_id) + b',"result":' + encoded + b"}\n")
+        if self._fd is not None and len(buffer) >= BATCH_LINES:
             self.flush()
-        return encoded
 
-    def flush(self) -> None:
-        """Write buffered lines (remote stores)."""
-        if self._buffer:
-            lines, self._buffer = self._buffer, []
-            self._write_part(lines)
-        self._last_flush = time.monotonic()
+    @property
+    def pending(self) -> int:
+        """Lines queued but not yet written."""
+        return len(self._buffer)
 
-    def _write_part(self, lines: list[str]) -> None:
+    def flush(self, *, force: bool = True) -> None:
+        """Write the queued lines; remote stores wait for 256 lines or a second unless ``force``."""
+        buffer = self._buffer
+        if not buffer:
+            return
+        if self._fd is not None:
+            self._buffer = []
+            os.write(self._fd, b"".join(buffer))
+            return
+        if force or len(buffer) >= REMOTE_BATCH_LINES or time.monotonic() - self._last_flush > REMOTE_BATCH_S:
+            self._buffer = []
+            self._write_part(buffer)
+            self._last_flush = time.monotonic()
+
+    def _write_part(self, lines: list[bytes]) -> None:
         self._part += 1
         key = f"{self.prefix}/{PARTS_DIR}/part-{self._part:06d}.jsonl"
-        self._backend.write(key, "".join(lines).encode("utf-8"))
+        self._backend.write(key, b"".join(lines))
 
     def close(self) -> None:
         """Flush and close."""

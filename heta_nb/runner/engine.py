@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import re
 import time
 import traceback
@@ -33,13 +32,15 @@ from typing import Any
 
 from heta_nb import __version__
 from heta_nb.errors import ReportExistsError
-from heta_nb.evaluators.base import PreparedEvaluator, as_evaluator, as_score
-from heta_nb.model._json import dumps_compact, to_json_value
+from heta_nb.evaluators.base import PreparedEvaluator, as_evaluator, score_data
+from heta_nb.model._json import _ORJSON_DUMPS, dumps_bytes, dumps_bytes_exact, to_json_value
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary, numeric_value
-from heta_nb.runner.checkpoint import CheckpointWriter, read_checkpoint
+from heta_nb.runner import deadlines as _deadlines
+from heta_nb.runner.checkpoint import BATCH_LINES, CheckpointWriter, read_checkpoint
 from heta_nb.runner.events import (
     CaseFinished,
+    CasesFinished,
     Event,
     RunFinished,
     RunStarted,
@@ -69,8 +70,26 @@ class RunFailedError(RuntimeError):
         self.report = report
 
 
-_TIMEOUT = getattr(asyncio, "timeout", None)
 _HETA_KB_NAME = re.compile(r"[A-Za-z0-9 _-]{1,80}")
+
+
+perf_counter = time.perf_counter
+_ORJSON = _ORJSON_DUMPS
+
+
+def _has_non_finite(data: dict[str, Any]) -> bool:
+    """Whether a score value or a result score is NaN or infinite (orjson would write null)."""
+    for score in data["scores"]:
+        value = score["value"]
+        if type(value) is float and value - value != 0.0:
+            return True
+    response = data["response"]
+    if response is not None:
+        for result in response["results"]:
+            value = result["score"]
+            if type(value) is float and value - value != 0.0:
+                return True
+    return False
 
 
 def _utc_now() -> str:
@@ -140,8 +159,12 @@ class Engine:
         self._cancelled = False
         self._workers: list[asyncio.Task[None]] = []
         self._results: dict[tuple[int, int, int], EvaluationCaseResult] = {}
-        self._encoded: dict[tuple[int, int, int], str] = {}
-        """Each result's JSON text, as written to the checkpoint (reused by the final save)."""
+        self._encoded: dict[tuple[int, int, int], bytes] = {}
+        """Each result's JSON, as written to the checkpoint (reused by the final save)."""
+        self._batch: list[CaseFinished] = []
+        """Cases finished since the last flush (see :meth:`_flush`)."""
+        self._deadlines: _deadlines.Deadlines | None = None
+        self._wait_for: float | None = None
         self._warnings: list[str] = []
         self._errors = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -256,6 +279,13 @@ class Engine:
     async def run(self) -> EvaluationReport:
         """Run to completion or cancellation; always returns the (possibly partial) report."""
         self._loop = asyncio.get_running_loop()
+        self._loop_call_soon = self._loop.call_soon
+        timeout = self.config.timeout_s
+        if timeout is not None:
+            if _deadlines.SUPPORTED:
+                self._deadlines = _deadlines.Deadlines(float(timeout))
+            else:  # pragma: no cover - Python 3.10
+                self._wait_for = float(timeout)
         self.started_at = _utc_now()
         status: RunStatus = "complete"
         failure: str | None = None
@@ -474,13 +504,23 @@ class Engine:
         if not pending:
             return
         tasks: Iterator[tuple[int, Any, int, str]] = iter(pending)
+        queries = [
+            adapter.caller(mode, top_k=c.top_k, options=self.query_options, trace=c.trace) for mode in self.modes
+        ]
 
         async def worker() -> None:
+            task = asyncio.current_task()
+            run_case = self._run_case
             for case_index, case, mode_index, mode in tasks:
                 if self._cancelled:
                     return
-                await self._run_case(adapter, unit_index, unit.unit_id, kb_name, case_index, case, mode_index, mode)
+                await run_case(
+                    task, queries[mode_index], unit.unit_id, kb_name, case_index, case, mode_index, mode, unit_index
+                )
 
+        deadlines = self._deadlines
+        if deadlines is not None:
+            deadlines.start()
         self._workers = [asyncio.ensure_future(worker()) for _ in range(min(c.concurrency, len(pending)))]
         try:
             await asyncio.gather(*self._workers)
@@ -491,20 +531,26 @@ class Engine:
             await asyncio.gather(*self._workers, return_exceptions=True)
         finally:
             self._workers = []
+            if deadlines is not None:
+                await deadlines.stop()
+            self._flush()
 
     async def _run_case(
         self,
-        kb: KnowledgeBaseAdapter,
-        unit_index: int,
+        task: Any,
+        query: Callable[[str], Any],
         unit_id: str,
         kb_name: str,
         case_index: int,
         case: Any,
         mode_index: int,
         mode: str,
+        unit_index: int,
     ) -> None:
+        """Query, score and record one case × mode (the hot path: keep it lean)."""
         c = self.config
-        started = time.perf_counter()
+        deadlines = self._deadlines
+        started = perf_counter()
         attempts = 0
         raw: Any = None
         response = None
@@ -512,20 +558,21 @@ class Engine:
         while True:
             attempts += 1
             retryable = False
+            if deadlines is not None:
+                deadlines.arm(task)
             try:
-                call = kb.query(case.query, mode=mode, top_k=c.top_k, options=self.query_options, trace=c.trace)
-                if c.timeout_s is None:
-                    raw = await call
-                elif _TIMEOUT is not None:  # Python 3.11+: no extra task per query
-                    async with _TIMEOUT(c.timeout_s):
-                        raw = await call
+                if self._wait_for is not None:  # Python 3.10
+                    raw = await asyncio.wait_for(query(case.query), self._wait_for)
                 else:
-                    raw = await asyncio.wait_for(call, c.timeout_s)
-                response = normalize_response(raw, mode)
+                    raw = await query(case.query)
+                response = normalize_response(raw, mode, safe=False)
                 break
             except asyncio.CancelledError:
-                raise
-            except asyncio.TimeoutError:
+                if deadlines is None or not deadlines.expired(task):
+                    raise
+                retryable = True
+                error = _error("TimeoutError", f"query did not finish within {c.timeout_s:g} s", True, attempts)
+            except asyncio.TimeoutError:  # from wait_for, or raised by the KB itself
                 retryable = True
                 error = _error("TimeoutError", f"query did not finish within {c.timeout_s:g} s", True, attempts)
             except InvalidResponseError as exc:
@@ -533,25 +580,29 @@ class Engine:
             except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
                 retryable = getattr(exc, "retryable", False) is True or isinstance(exc, c.retry_on)
                 error = _error(type(exc).__name__, str(exc) or type(exc).__name__, retryable, attempts, exc)
+            finally:
+                if deadlines is not None:
+                    deadlines.disarm(task)
             if retryable and attempts <= c.retries:
                 await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
                 continue
             break
-        query_ms = round((time.perf_counter() - started) * 1000, 3)
-        extra: dict[str, Any] = {"case_index": case_index, "query_ms": query_ms, "attempts": attempts}
+        query_ms = round((perf_counter() - started) * 1000, 3)
         scores: list[dict[str, Any]] = []
+        failed_evaluators: list[str] | None = None
         if response is not None:
             error = None
-            failed_evaluators = []
             for evaluator in self.evaluators:
                 try:
                     outcome = evaluator.call(case, raw, response)
-                    if inspect.isawaitable(outcome):
+                    if evaluator.is_async:
                         outcome = await outcome
-                    scores.append(as_score(outcome, evaluator.name)._data)
+                    scores.append(score_data(outcome, evaluator.name))
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - recorded in the score, response kept
+                    if failed_evaluators is None:
+                        failed_evaluators = []
                     failed_evaluators.append(evaluator.name)
                     scores.append(
                         {
@@ -561,9 +612,10 @@ class Engine:
                             "metadata": {"error": {"type": type(exc).__name__, "message": str(exc)[:2000]}},
                         }
                     )
-            if failed_evaluators:
-                extra["evaluator_errors"] = failed_evaluators
-        latency_ms = round((time.perf_counter() - started) * 1000, 3)
+        latency_ms = round((perf_counter() - started) * 1000, 3)
+        extra: dict[str, Any] = {"case_index": case_index, "query_ms": query_ms, "attempts": attempts}
+        if failed_evaluators:
+            extra["evaluator_errors"] = failed_evaluators
         data = {
             "case_id": case.case_id,
             "query": case.query,
@@ -574,15 +626,19 @@ class Engine:
             "error": error,
             "metadata": {"benchmark_run_unit": unit_id, "knowledge_base_name": kb_name, "heta_nb": extra},
         }
+        data, encoded = self._encode_result(data, raw, mode)
+        error = data["error"]
         result = EvaluationCaseResult._wrap(data)
-        self._results[(unit_index, case_index, mode_index)] = result
+        key = (unit_index, case_index, mode_index)
+        self._results[key] = result
         if error is not None:
             self._errors += 1
-        if self._checkpoint is not None:
-            self._encoded[(unit_index, case_index, mode_index)] = self._checkpoint.append(
-                unit_id, case.case_id, mode, result
-            )
-        self.emit(
+        checkpoint = self._checkpoint
+        if checkpoint is not None:
+            self._encoded[key] = encoded
+            checkpoint.append(unit_id, case.case_id, mode, encoded)
+        batch = self._batch
+        batch.append(
             CaseFinished(
                 unit_id=unit_id,
                 case_id=case.case_id,
@@ -590,16 +646,74 @@ class Engine:
                 ok=error is None,
                 latency_ms=latency_ms,
                 attempts=attempts,
-                scores={s["name"]: numeric_value(s["value"]) for s in scores},
+                scores={s["name"]: numeric_value(s["value"]) for s in data["scores"]},
                 error_type=error["error_type"] if error else None,
                 error_message=error["message"] if error else None,
                 result=result,
-                t=self.now(),
+                t=perf_counter() - self._t0,
             )
         )
+        if len(batch) == 1:
+            self._loop_call_soon(self._flush)  # at the end of this event-loop iteration
+        elif len(batch) >= BATCH_LINES:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the finished cases' checkpoint lines, then tell the subscribers."""
+        if self._checkpoint is not None:
+            self._checkpoint.flush(force=False)
+        if self._batch:
+            batch, self._batch = self._batch, []
+            self.emit(CasesFinished(cases=tuple(batch), t=self.now()))
+
+    def _encode_result(self, data: dict[str, Any], raw: Any, mode: str) -> tuple[dict[str, Any], bytes]:
+        """The result and its JSON; converts what is not plain JSON the way Heta would.
+
+        The fast path shares the KB's dicts and lets orjson check them. When that
+        fails (a foreign object, a non-string key), the response is rebuilt with
+        Heta's ``_json_safe`` rules; a result that still cannot be encoded becomes an
+        ``InvalidResponseError`` for this case. NaN and infinities among the scores and
+        result scores are kept (written as ``NaN`` like Heta does, not as null).
+        """
+        if not _has_non_finite(data):
+            try:
+                return data, _ORJSON(data) if _ORJSON is not None else dumps_bytes(data)
+            except TypeError:
+                pass
+        return self._encode_converted(data, raw, mode)
+
+    def _encode_converted(self, data: dict[str, Any], raw: Any, mode: str) -> tuple[dict[str, Any], bytes]:
+        if data["response"] is not None:
+            data["response"] = normalize_response(raw, mode, safe=True)._data
+        scores = []
+        for score in data["scores"]:
+            try:
+                scores.append(to_json_value(score, f"score {score.get('name')!r}"))
+            except TypeError as exc:  # the evaluator's metadata: an evaluator error, response kept
+                data["metadata"]["heta_nb"].setdefault("evaluator_errors", []).append(score.get("name"))
+                scores.append(
+                    {
+                        "name": score.get("name"),
+                        "value": "error",
+                        "passed": None,
+                        "metadata": {"error": {"type": "TypeError", "message": str(exc)[:2000]}},
+                    }
+                )
+        data["scores"] = scores
+        try:
+            safe = to_json_value(data, "result")
+        except TypeError as exc:
+            data["response"] = None
+            data["scores"] = []
+            attempts = data["metadata"]["heta_nb"]["attempts"]
+            message = f"the response cannot be written as JSON: {exc}"
+            data["error"] = _error("InvalidResponseError", message, False, attempts)
+            safe = to_json_value(data, "result")
+        return safe, dumps_bytes_exact(safe)
 
     async def _finish(self, status: RunStatus, failure: str | None) -> EvaluationReport:
         c = self.config
+        self._flush()
         finished_at = _utc_now()
         order = sorted(self._results)
         ordered = [self._results[key] for key in order]
@@ -690,16 +804,26 @@ class Engine:
         return report
 
     @staticmethod
-    def _encode(report: EvaluationReport, case_json: list[str | None]) -> bytes:
-        """``encode_report(report)``, reusing the case results' checkpoint JSON."""
-        parts = []
+    def _encode(report: EvaluationReport, case_json: list[bytes | None]) -> list[bytes]:
+        """``encode_report(report)`` as chunks, reusing the case results' checkpoint JSON."""
+        chunks: list[bytes] = []
         for name, value in report._data.items():
+            chunks.append(b"," if chunks else b"{")
             if name == "case_results":
-                texts = [text if text is not None else dumps_compact(item) for text, item in zip(case_json, value)]
-                parts.append('"case_results":[' + ",".join(texts) + "]")
+                chunks.append(b'"case_results":[')
+                for index, (text, item) in enumerate(zip(case_json, value)):
+                    if index:
+                        chunks.append(b",")
+                    chunks.append(text if text is not None else _encode_case(item))
+                chunks.append(b"]")
             else:
-                parts.append(dumps_compact(name) + ":" + dumps_compact(value))
-        return ("{" + ",".join(parts) + "}").encode("utf-8")
+                chunks.append(dumps_bytes_exact(name) + b":" + dumps_bytes_exact(value))
+        chunks.append(b"}")
+        return chunks
+
+
+def _encode_case(data: dict[str, Any]) -> bytes:
+    return dumps_bytes_exact(data) if _has_non_finite(data) else dumps_bytes(data)
 
 
 def _error(error_type: str, message: str, retryable: bool, attempts: int, exc: BaseException | None = None) -> dict:

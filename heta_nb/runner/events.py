@@ -2,8 +2,11 @@
 
 Events are small frozen dataclasses tagged by ``kind``; ``to_dict``/``event_from_dict``
 turn them into JSON lines, so any run can be recorded and replayed (the widget tests
-do exactly that). ``reduce(state, event)`` folds them into a :class:`RunState`:
-counts, per-mode running means, errors by type, rate and ETA. It is pure: same
+do exactly that). Finished cases arrive in batches (:class:`CasesFinished`, one per
+event-loop iteration, at most 32 cases), the moment their checkpoint lines are
+written: a display then does one update per batch, not one per case.
+``reduce(state, event)`` folds events into a :class:`RunState`: counts, per-mode
+running means, errors by type, rate and ETA. It is pure: same
 events, same state, no clock (times come from the events themselves).
 """
 
@@ -22,6 +25,7 @@ __all__ = [
     "BuildStarted",
     "BuildStep",
     "CaseFinished",
+    "CasesFinished",
     "Event",
     "ModeProgress",
     "RunFinished",
@@ -131,6 +135,15 @@ class CaseFinished:
 
 
 @dataclass(frozen=True)
+class CasesFinished:
+    """Cases recorded since the previous batch, in completion order."""
+
+    cases: tuple[CaseFinished, ...]
+    t: float = 0.0
+    kind: Literal["cases_finished"] = "cases_finished"
+
+
+@dataclass(frozen=True)
 class RunWarning:
     """Something the user should know before trusting the numbers."""
 
@@ -155,7 +168,17 @@ class RunFinished:
     kind: Literal["run_finished"] = "run_finished"
 
 
-Event = RunStarted | UnitStarted | BuildStarted | BuildStep | BuildFinished | CaseFinished | RunWarning | RunFinished
+Event = (
+    RunStarted
+    | UnitStarted
+    | BuildStarted
+    | BuildStep
+    | BuildFinished
+    | CaseFinished
+    | CasesFinished
+    | RunWarning
+    | RunFinished
+)
 
 _KINDS: dict[str, type[Any]] = {
     str(cls.__dataclass_fields__["kind"].default): cls  # type: ignore[attr-defined]
@@ -166,6 +189,7 @@ _KINDS: dict[str, type[Any]] = {
         BuildStep,
         BuildFinished,
         CaseFinished,
+        CasesFinished,
         RunWarning,
         RunFinished,
     )
@@ -179,7 +203,9 @@ def to_dict(event: Event) -> dict[str, Any]:
         if item.name == "result":
             continue
         value = getattr(event, item.name)
-        if isinstance(value, tuple):
+        if isinstance(event, CasesFinished) and item.name == "cases":
+            value = [to_dict(case) for case in value]
+        elif isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, Mapping):
             value = dict(value)
@@ -196,7 +222,9 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     for item in dataclasses.fields(cls):
         if item.name in data:
             value = data[item.name]
-            if isinstance(value, list):
+            if item.name == "cases" and cls is CasesFinished:
+                value = tuple(event_from_dict({**case, "kind": "case_finished"}) for case in value)
+            elif isinstance(value, list):
                 value = tuple(value)
             values[item.name] = value
     return cls(**values)  # type: ignore[no-any-return]
@@ -309,45 +337,83 @@ def _replace(state: RunState, **changes: Any) -> RunState:
     return new
 
 
+def _fold_cases(state: RunState, cases: Iterable[CaseFinished], t: float) -> RunState:
+    """The state after a run of finished cases: one copy of the state, however many cases."""
+    per_mode = dict(state.per_mode)
+    modes = state.modes
+    metrics = state.metrics
+    done = state.done
+    errors = state.errors
+    by_type: dict[str, int] | None = None
+    last_errors = state.last_errors
+    # mode -> [done, errors, sums, counts], copied from the state on first use
+    running: dict[str, list[Any]] = {}
+    earliest = t
+    for case in cases:
+        mode = case.mode
+        figures = running.get(mode)
+        if figures is None:
+            progress = per_mode.get(mode)
+            if progress is None:
+                progress = ModeProgress()
+                if mode not in modes:
+                    modes = (*modes, mode)
+            figures = running[mode] = [progress.done, progress.errors, dict(progress.sums), dict(progress.counts)]
+        figures[0] += 1
+        sums = figures[2]
+        counts = figures[3]
+        for name, value in case.scores.items():
+            if value is not None:
+                if name in sums:
+                    sums[name] += value
+                    counts[name] += 1
+                else:
+                    sums[name] = value
+                    counts[name] = 1
+            if name not in metrics:
+                metrics = (*metrics, name)
+        done += 1
+        if not case.ok:
+            figures[1] += 1
+            errors += 1
+            if by_type is None:
+                by_type = dict(state.errors_by_type)
+            error_type = case.error_type or "Error"
+            by_type[error_type] = by_type.get(error_type, 0) + 1
+            last_errors = (*last_errors, (mode, case.case_id, error_type, case.error_message or ""))[-5:]
+        if case.t > t:
+            t = case.t
+        elif case.t < earliest:
+            earliest = case.t
+    if not running:
+        return state
+    for mode, (mode_done, mode_errors, sums, counts) in running.items():
+        progress = object.__new__(ModeProgress)
+        progress.__dict__.update(done=mode_done, errors=mode_errors, sums=_frozen(sums), counts=_frozen(counts))
+        per_mode[mode] = progress
+    changes: dict[str, Any] = {
+        "done": done,
+        "per_mode": _frozen(per_mode),
+        "metrics": metrics,
+        "modes": modes,
+        "last_t": max(state.last_t, t),
+        "first_case_t": state.first_case_t if state.first_case_t is not None else earliest,
+    }
+    if by_type is not None:
+        changes.update(errors=errors, errors_by_type=_frozen(by_type), last_errors=last_errors)
+    return _replace(state, **changes)
+
+
 def reduce(state: RunState, event: Event) -> RunState:
     """The state after ``event`` (pure: ``state`` is not changed)."""
     replace = _replace
     kind = event.kind
+    if kind == "cases_finished":
+        assert isinstance(event, CasesFinished)
+        return _fold_cases(state, event.cases, event.t)
     if kind == "case_finished":
         assert isinstance(event, CaseFinished)
-        mode = state.per_mode.get(event.mode) or ModeProgress()
-        sums = dict(mode.sums)
-        counts = dict(mode.counts)
-        metrics = state.metrics
-        for name, value in event.scores.items():
-            if name not in metrics:
-                metrics = (*metrics, name)
-            if value is not None:
-                sums[name] = sums.get(name, 0.0) + value
-                counts[name] = counts.get(name, 0) + 1
-        per_mode = dict(state.per_mode)
-        per_mode[event.mode] = ModeProgress(
-            done=mode.done + 1,
-            errors=mode.errors + (0 if event.ok else 1),
-            sums=_frozen(sums),
-            counts=_frozen(counts),
-        )
-        changes: dict[str, Any] = {
-            "done": state.done + 1,
-            "per_mode": _frozen(per_mode),
-            "metrics": metrics,
-            "last_t": max(state.last_t, event.t),
-            "first_case_t": state.first_case_t if state.first_case_t is not None else event.t,
-        }
-        if not event.ok:
-            by_type = dict(state.errors_by_type)
-            error_type = event.error_type or "Error"
-            by_type[error_type] = by_type.get(error_type, 0) + 1
-            last = (*state.last_errors, (event.mode, event.case_id, error_type, event.error_message or ""))[-5:]
-            changes.update(errors=state.errors + 1, errors_by_type=_frozen(by_type), last_errors=last)
-        if event.mode not in state.modes:
-            changes["modes"] = (*state.modes, event.mode)
-        return replace(state, **changes)
+        return _fold_cases(state, (event,), event.t)
     if kind == "run_started":
         assert isinstance(event, RunStarted)
         return replace(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -85,14 +85,33 @@ class KnowledgeBaseAdapter:
 
     async def query(self, text: str, *, mode: str, top_k: int, options: Mapping[str, Any], trace: bool) -> Any:
         """Call the KB once and return whatever it returned."""
-        given = {"mode": mode, "top_k": top_k, "options": dict(options), "trace": trace}
+        return await self.caller(mode, top_k=top_k, options=options, trace=trace)(text)
+
+    def caller(
+        self, mode: str, *, top_k: int, options: Mapping[str, Any], trace: bool
+    ) -> Callable[[str], Awaitable[Any]]:
+        """A one-argument query function for ``mode``, its keywords bound once per run.
+
+        Each call gets its own copy of ``options``, so a KB that changes them cannot
+        affect the next query.
+        """
+        given: dict[str, Any] = {"mode": mode, "top_k": top_k, "options": dict(options), "trace": trace}
         kwargs = {k: v for k, v in given.items() if k in self._keywords}
+        target = self._target
+        copy_options: dict[str, Any] | None = kwargs.pop("options", None)
         if self.is_async:
-            return await self._target(text, **kwargs)
+            if copy_options is None:
+                return functools.partial(target, **kwargs)
+            return lambda text: target(text, options=dict(copy_options), **kwargs)
+        if copy_options is not None:
+            return lambda text: self._in_thread(functools.partial(target, text, options=dict(copy_options), **kwargs))
+        return lambda text: self._in_thread(functools.partial(target, text, **kwargs))
+
+    async def _in_thread(self, call: Callable[[], Any]) -> Any:
         loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="heta_nb-kb")
-        result = await loop.run_in_executor(self._pool, functools.partial(self._target, text, **kwargs))
+        result = await loop.run_in_executor(self._pool, call)
         if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
             result = await result
         return result
@@ -182,6 +201,61 @@ def _heta_response_data(raw: Any) -> dict[str, Any]:
     }
 
 
+_RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata")
+_SHARED_DICT_TYPES: dict[type, bool] = {}
+"""heta result classes -> whether an instance's ``__dict__`` is exactly a report result."""
+
+
+def _dict_is_result(kind: type) -> bool:
+    shared = _SHARED_DICT_TYPES.get(kind)
+    if shared is None:
+        fields = getattr(kind, "__dataclass_fields__", None)
+        shared = _SHARED_DICT_TYPES[kind] = (
+            fields is not None
+            and tuple(fields) == _RESULT_FIELDS
+            and getattr(kind, "__dataclass_params__", None) is not None
+            and kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
+            and "__slots__" not in kind.__dict__
+        )
+    return shared
+
+
+def _heta_response_fast(raw: Any) -> dict[str, Any]:
+    """A heta-framework QueryResponse as report JSON, sharing its data instead of copying.
+
+    A Heta ``QueryResult`` is a frozen dataclass whose fields are exactly a report
+    result's keys, in order, so its ``__dict__`` *is* the result's JSON object: no
+    copy, nothing new for the garbage collector to track. Whether everything in it
+    is JSON is checked when the result is encoded; if not, the runner converts it
+    with :func:`_heta_response_data` (Heta's rules).
+    """
+    items = raw.results
+    if items and _dict_is_result(type(items[0])):
+        first = type(items[0])
+        results = [r.__dict__ if type(r) is first else _heta_result_fast(r) for r in items]
+    else:
+        results = [_heta_result_fast(r) for r in items]
+    citations = raw.citations
+    trace = raw.trace
+    return {
+        "mode": raw.mode,
+        "results": results,
+        "answer": raw.answer,
+        "citations": [
+            {"id": c.id, "result_id": c.result_id, "source": c.source, "text": c.text, "metadata": c.metadata}
+            for c in citations
+        ]
+        if citations
+        else [],
+        "trace": [{"stage": e.stage, "message": e.message, "metadata": e.metadata} for e in trace] if trace else [],
+        "metadata": raw.metadata,
+    }
+
+
+def _heta_result_fast(r: Any) -> dict[str, Any]:
+    return {"id": r.id, "text": r.text, "score": r.score, "kind": r.kind, "source": r.source, "metadata": r.metadata}
+
+
 def _is_heta_object(value: Any) -> bool:
     return type(value).__module__.startswith("heta_framework.")
 
@@ -192,18 +266,31 @@ def _result_from_item(item: Any, index: int) -> Any:
     return item
 
 
-def normalize_response(raw: Any, mode: str) -> QueryResponse:
+_HETA_RESPONSE_TYPES: set[type] = set()
+"""heta-framework QueryResponse classes seen so far (an exact type check is cheaper)."""
+
+
+def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryResponse:
     """Turn what a KB returned into a validated heta_nb :class:`QueryResponse`.
+
+    With ``safe=False`` a heta-framework response shares its ``source`` and
+    ``metadata`` dicts (several times faster); the caller must then check that the
+    result encodes as JSON and call again with ``safe=True`` if it does not.
 
     Raises:
         InvalidResponseError: with a message saying what was returned and what was
             expected (the runner records it as the case's error).
     """
     try:
+        kind = type(raw)
+        if kind in _HETA_RESPONSE_TYPES:
+            return QueryResponse._wrap(_heta_response_data(raw) if safe else _heta_response_fast(raw))
         if isinstance(raw, QueryResponse):
             return raw
         if _is_heta_object(raw) and hasattr(raw, "results") and hasattr(raw, "mode"):
-            return QueryResponse._wrap(_heta_response_data(raw))
+            if kind.__name__ == "QueryResponse":
+                _HETA_RESPONSE_TYPES.add(kind)
+            return QueryResponse._wrap(_heta_response_data(raw) if safe else _heta_response_fast(raw))
         if isinstance(raw, Mapping):
             data = dict(raw)
             data.setdefault("mode", mode)
