@@ -88,24 +88,54 @@ def source_values(candidates: Sequence[Mapping[str, Any]], singular: Sequence[st
     return values
 
 
+def _plain_keys(source: Mapping[str, Any]) -> set[str]:
+    """``source_values([source], _KEY_SINGULAR, _KEY_PLURAL)``, unrolled (the hot case)."""
+    values: set[str] = set()
+    value = source.get("source_key")
+    if value is not None:
+        _add_text(values, value)
+    value = source.get("object_key")
+    if value is not None:
+        _add_text(values, value)
+    for key in _KEY_PLURAL:
+        many = source.get(key)
+        if many is not None:
+            for value in as_sequence(many):
+                if value is not None:
+                    _add_text(values, value)
+    return values
+
+
 class _ResultView:
     """One result with its provenance sets computed once, on first use."""
 
-    __slots__ = ("data", "candidates", "_keys", "_documents", "_references", "_text")
+    __slots__ = ("data", "_candidates", "_keys", "_documents", "_references", "_text")
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.data = data
-        self.candidates = result_source_candidates(data)
+        self._candidates: list[Mapping[str, Any]] | None = None
         self._keys: set[str] | None = None
         self._documents: set[str] | None = None
         self._references: set[str] | None = None
         self._text: str | None = None
 
     @property
+    def candidates(self) -> list[Mapping[str, Any]]:
+        if self._candidates is None:
+            self._candidates = result_source_candidates(self.data)
+        return self._candidates
+
+    @property
     def keys(self) -> set[str]:
-        if self._keys is None:
-            self._keys = source_values(self.candidates, _KEY_SINGULAR, _KEY_PLURAL)
-        return self._keys
+        keys = self._keys
+        if keys is None:
+            candidates = self.candidates
+            if len(candidates) == 1:
+                keys = _plain_keys(candidates[0])
+            else:
+                keys = source_values(candidates, _KEY_SINGULAR, _KEY_PLURAL)
+            self._keys = keys
+        return keys
 
     @property
     def documents(self) -> set[str]:

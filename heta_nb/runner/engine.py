@@ -47,6 +47,7 @@ from heta_nb.runner.events import (
     RunStatus,
     RunWarning,
     UnitStarted,
+    case_finished,
 )
 from heta_nb.runner.kb import InvalidResponseError, KnowledgeBaseAdapter, normalize_response
 from heta_nb.store import ReportStore, safe_slug
@@ -639,18 +640,18 @@ class Engine:
             checkpoint.append(unit_id, case.case_id, mode, encoded)
         batch = self._batch
         batch.append(
-            CaseFinished(
-                unit_id=unit_id,
-                case_id=case.case_id,
-                mode=mode,
-                ok=error is None,
-                latency_ms=latency_ms,
-                attempts=attempts,
-                scores={s["name"]: numeric_value(s["value"]) for s in data["scores"]},
-                error_type=error["error_type"] if error else None,
-                error_message=error["message"] if error else None,
-                result=result,
-                t=perf_counter() - self._t0,
+            case_finished(
+                unit_id,
+                case.case_id,
+                mode,
+                error is None,
+                latency_ms,
+                attempts,
+                {s["name"]: numeric_value(s["value"]) for s in data["scores"]},
+                error["error_type"] if error else None,
+                error["message"] if error else None,
+                result,
+                perf_counter() - self._t0,
             )
         )
         if len(batch) == 1:
@@ -675,12 +676,14 @@ class Engine:
         ``InvalidResponseError`` for this case. NaN and infinities among the scores and
         result scores are kept (written as ``NaN`` like Heta does, not as null).
         """
-        if not _has_non_finite(data):
-            try:
-                return data, _ORJSON(data) if _ORJSON is not None else dumps_bytes(data)
-            except TypeError:
-                pass
-        return self._encode_converted(data, raw, mode)
+        try:
+            encoded = _ORJSON(data) if _ORJSON is not None else dumps_bytes(data)
+        except TypeError:
+            return self._encode_converted(data, raw, mode)
+        # orjson writes NaN and infinities as null; only then look for them
+        if (b'"value":null' in encoded or b'"score":null' in encoded) and _has_non_finite(data):
+            return self._encode_converted(data, raw, mode)
+        return data, encoded
 
     def _encode_converted(self, data: dict[str, Any], raw: Any, mode: str) -> tuple[dict[str, Any], bytes]:
         if data["response"] is not None:
