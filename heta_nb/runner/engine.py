@@ -47,7 +47,6 @@ from heta_nb.runner.events import (
     RunStatus,
     RunWarning,
     UnitStarted,
-    case_finished,
 )
 from heta_nb.runner.kb import InvalidResponseError, KnowledgeBaseAdapter, normalize_response
 from heta_nb.store import ReportStore, safe_slug
@@ -640,18 +639,18 @@ class Engine:
             checkpoint.append(unit_id, case.case_id, mode, encoded)
         batch = self._batch
         batch.append(
-            case_finished(
-                unit_id,
-                case.case_id,
-                mode,
-                error is None,
-                latency_ms,
-                attempts,
-                {s["name"]: numeric_value(s["value"]) for s in data["scores"]},
-                error["error_type"] if error else None,
-                error["message"] if error else None,
-                result,
-                perf_counter() - self._t0,
+            CaseFinished(
+                unit_id=unit_id,
+                case_id=case.case_id,
+                mode=mode,
+                ok=error is None,
+                latency_ms=latency_ms,
+                attempts=attempts,
+                scores={s["name"]: numeric_value(s["value"]) for s in data["scores"]},
+                error_type=error["error_type"] if error else None,
+                error_message=error["message"] if error else None,
+                result=result,
+                t=perf_counter() - self._t0,
             )
         )
         if len(batch) == 1:

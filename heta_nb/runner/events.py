@@ -134,44 +134,6 @@ class CaseFinished:
     kind: Literal["case_finished"] = "case_finished"
 
 
-def case_finished(
-    unit_id: str,
-    case_id: str,
-    mode: str,
-    ok: bool,
-    latency_ms: float | None,
-    attempts: int,
-    scores: Mapping[str, float | None],
-    error_type: str | None,
-    error_message: str | None,
-    result: EvaluationCaseResult | None,
-    t: float,
-) -> CaseFinished:
-    """``CaseFinished(...)`` for the runner's hot path: the same object, built in a
-    quarter of the time (a frozen dataclass's ``__init__`` sets each field through
-    ``object.__setattr__``)."""
-    event = object.__new__(CaseFinished)
-    object.__setattr__(
-        event,
-        "__dict__",
-        {
-            "unit_id": unit_id,
-            "case_id": case_id,
-            "mode": mode,
-            "ok": ok,
-            "latency_ms": latency_ms,
-            "attempts": attempts,
-            "scores": scores,
-            "error_type": error_type,
-            "error_message": error_message,
-            "result": result,
-            "t": t,
-            "kind": "case_finished",
-        },
-    )
-    return event
-
-
 @dataclass(frozen=True)
 class CasesFinished:
     """Cases recorded since the previous batch, in completion order."""
