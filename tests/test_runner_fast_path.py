@@ -221,3 +221,17 @@ def test_write_atomically_writes_chunks_without_joining(tmp_path: Path) -> None:
     path = write_atomically(tmp_path / "out.bin", chunks)
     assert path.read_bytes() == b"".join(chunks)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_sync_evaluate_that_returns_an_awaitable_is_awaited() -> None:
+    class Wrapped:
+        name = "wrapped"
+
+        def evaluate(self, *, case: Any, response: Any) -> Any:  # sync, but hands back a coroutine
+            async def later() -> float:
+                return 0.5
+
+            return later()
+
+    report = _run(kb=exact_kb, store=None, evaluators=[Wrapped(), "answer_contains"])
+    assert all(r.score("wrapped").value == 0.5 for r in report.case_results)

@@ -105,11 +105,6 @@ class CheckpointWriter:
         if self._fd is not None and len(buffer) >= BATCH_LINES:
             self.flush()
 
-    @property
-    def pending(self) -> int:
-        """Lines queued but not yet written."""
-        return len(self._buffer)
-
     def flush(self, *, force: bool = True) -> None:
         """Write the queued lines; remote stores wait for 256 lines or a second unless ``force``."""
         buffer = self._buffer

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import re
 import time
 import traceback
@@ -595,7 +596,7 @@ class Engine:
             for evaluator in self.evaluators:
                 try:
                     outcome = evaluator.call(case, raw, response)
-                    if evaluator.is_async:
+                    if evaluator.is_async or (not evaluator.native and inspect.isawaitable(outcome)):
                         outcome = await outcome
                     scores.append(score_data(outcome, evaluator.name))
                 except asyncio.CancelledError:
