@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from heta_nb.model._json import dict_is_json_object
 from heta_nb.model.query import QueryResponse
 from heta_nb.model.report import EvaluationScore
 
@@ -222,14 +223,10 @@ _SCORE_FIELDS = ("name", "value", "passed", "metadata")
 
 
 def _is_heta_score_type(kind: type) -> bool:
-    fields = getattr(kind, "__dataclass_fields__", None)
     if (
         kind.__name__ == "EvaluationScore"
         and kind.__module__.startswith("heta_framework.")
-        and fields is not None
-        and tuple(fields) == _SCORE_FIELDS
-        and kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
-        and "__slots__" not in kind.__dict__
+        and dict_is_json_object(kind, _SCORE_FIELDS)
     ):
         _HETA_SCORE_TYPES.add(kind)
         return True

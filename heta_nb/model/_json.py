@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "copy_json",
+    "dict_is_json_object",
     "dumps_bytes",
     "dumps_bytes_exact",
     "dumps_compact",
@@ -78,6 +79,30 @@ def dumps_bytes(value: Any) -> bytes:
         except TypeError:
             pass
     return dumps_bytes_exact(value)
+
+
+_DICT_IS_JSON: dict[tuple[type, tuple[str, ...]], bool] = {}
+
+
+def dict_is_json_object(kind: type, fields: tuple[str, ...]) -> bool:
+    """Whether instances of ``kind`` keep exactly ``fields``, in order, in their ``__dict__``.
+
+    True for a frozen dataclass without slots declaring those fields (Heta's result
+    and score types): such an instance's ``__dict__`` can stand for its JSON object
+    without a copy. Cached per class.
+    """
+    known = _DICT_IS_JSON.get((kind, fields))
+    if known is None:
+        declared = getattr(kind, "__dataclass_fields__", None)
+        params = getattr(kind, "__dataclass_params__", None)
+        known = _DICT_IS_JSON[(kind, fields)] = (
+            declared is not None
+            and tuple(declared) == fields
+            and params is not None
+            and bool(params.frozen)
+            and "__slots__" not in kind.__dict__
+        )
+    return known
 
 
 def json_type_name(value: Any) -> str:

@@ -572,10 +572,10 @@ class Engine:
                 if deadlines is None or not deadlines.expired(task):
                     raise
                 retryable = True
-                error = _error("TimeoutError", f"query did not finish within {c.timeout_s:g} s", True, attempts)
+                error = _timeout_error(c.timeout_s, attempts)
             except asyncio.TimeoutError:  # from wait_for, or raised by the KB itself
                 retryable = True
-                error = _error("TimeoutError", f"query did not finish within {c.timeout_s:g} s", True, attempts)
+                error = _timeout_error(c.timeout_s, attempts)
             except InvalidResponseError as exc:
                 error = _error(type(exc).__name__, str(exc), False, attempts, exc)
             except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
@@ -605,14 +605,7 @@ class Engine:
                     if failed_evaluators is None:
                         failed_evaluators = []
                     failed_evaluators.append(evaluator.name)
-                    scores.append(
-                        {
-                            "name": evaluator.name,
-                            "value": "error",
-                            "passed": None,
-                            "metadata": {"error": {"type": type(exc).__name__, "message": str(exc)[:2000]}},
-                        }
-                    )
+                    scores.append(_error_score(evaluator.name, type(exc).__name__, str(exc)))
         latency_ms = round((perf_counter() - started) * 1000, 3)
         extra: dict[str, Any] = {"case_index": case_index, "query_ms": query_ms, "attempts": attempts}
         if failed_evaluators:
@@ -694,14 +687,7 @@ class Engine:
                 scores.append(to_json_value(score, f"score {score.get('name')!r}"))
             except TypeError as exc:  # the evaluator's metadata: an evaluator error, response kept
                 data["metadata"]["heta_nb"].setdefault("evaluator_errors", []).append(score.get("name"))
-                scores.append(
-                    {
-                        "name": score.get("name"),
-                        "value": "error",
-                        "passed": None,
-                        "metadata": {"error": {"type": "TypeError", "message": str(exc)[:2000]}},
-                    }
-                )
+                scores.append(_error_score(score.get("name"), "TypeError", str(exc)))
         data["scores"] = scores
         try:
             safe = to_json_value(data, "result")
@@ -827,6 +813,20 @@ class Engine:
 
 def _encode_case(data: dict[str, Any]) -> bytes:
     return dumps_bytes_exact(data) if _has_non_finite(data) else dumps_bytes(data)
+
+
+def _timeout_error(timeout_s: float | None, attempts: int) -> dict[str, Any]:
+    return _error("TimeoutError", f"query did not finish within {timeout_s:g} s", True, attempts)
+
+
+def _error_score(name: Any, error_type: str, message: str) -> dict[str, Any]:
+    """The score of an evaluator that failed: value ``"error"``, the cause in ``metadata.error``."""
+    return {
+        "name": name,
+        "value": "error",
+        "passed": None,
+        "metadata": {"error": {"type": error_type, "message": message[:2000]}},
+    }
 
 
 def _error(error_type: str, message: str, retryable: bool, attempts: int, exc: BaseException | None = None) -> dict:

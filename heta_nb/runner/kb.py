@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from heta_nb.evaluators.base import _is_async_callable
-from heta_nb.model._json import heta_json_safe
+from heta_nb.model._json import dict_is_json_object, heta_json_safe
 from heta_nb.model.query import QueryResponse, QueryResult
 
 __all__ = ["InvalidResponseError", "KnowledgeBaseAdapter", "normalize_response"]
@@ -167,93 +167,58 @@ def _safe_mapping(value: Any) -> dict[str, Any]:
     return result
 
 
-def _heta_response_data(raw: Any) -> dict[str, Any]:
-    """Serialize a heta-framework QueryResponse (already validated by Heta)."""
-    results = [
-        {
-            "id": r.id,
-            "text": r.text,
-            "score": r.score,
-            "kind": r.kind,
-            "source": _safe_mapping(r.source),
-            "metadata": _safe_mapping(r.metadata),
-        }
-        for r in raw.results
-    ]
-    citations = [
-        {
-            "id": c.id,
-            "result_id": c.result_id,
-            "source": _safe_mapping(c.source),
-            "text": c.text,
-            "metadata": _safe_mapping(c.metadata),
-        }
-        for c in raw.citations
-    ]
-    trace = [{"stage": e.stage, "message": e.message, "metadata": _safe_mapping(e.metadata)} for e in raw.trace]
-    return {
-        "mode": raw.mode,
-        "results": results,
-        "answer": raw.answer,
-        "citations": citations,
-        "trace": trace,
-        "metadata": _safe_mapping(raw.metadata),
-    }
+def _shared(value: Any) -> Any:
+    return value
 
 
 _RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata")
-_SHARED_DICT_TYPES: dict[type, bool] = {}
-"""heta result classes -> whether an instance's ``__dict__`` is exactly a report result."""
 
 
-def _dict_is_result(kind: type) -> bool:
-    shared = _SHARED_DICT_TYPES.get(kind)
-    if shared is None:
-        fields = getattr(kind, "__dataclass_fields__", None)
-        shared = _SHARED_DICT_TYPES[kind] = (
-            fields is not None
-            and tuple(fields) == _RESULT_FIELDS
-            and getattr(kind, "__dataclass_params__", None) is not None
-            and kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
-            and "__slots__" not in kind.__dict__
-        )
-    return shared
+def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
+    """A heta-framework QueryResponse (already validated by Heta) as report JSON.
 
-
-def _heta_response_fast(raw: Any) -> dict[str, Any]:
-    """A heta-framework QueryResponse as report JSON, sharing its data instead of copying.
-
-    A Heta ``QueryResult`` is a frozen dataclass whose fields are exactly a report
-    result's keys, in order, so its ``__dict__`` *is* the result's JSON object: no
-    copy, nothing new for the garbage collector to track. Whether everything in it
-    is JSON is checked when the result is encoded; if not, the runner converts it
-    with :func:`_heta_response_data` (Heta's rules).
+    ``mapping`` converts every ``source`` and ``metadata``: :func:`_safe_mapping`
+    applies Heta's ``_json_safe`` rules (copies), :func:`_shared` keeps them as they
+    are. When sharing, a Heta ``QueryResult`` (a frozen dataclass whose fields are
+    exactly a report result's keys, in order) is represented by its own
+    ``__dict__``: no copy, nothing new for the garbage collector to track. Whether
+    shared data is JSON is checked when the result is encoded; if not, the runner
+    converts it again with :func:`_safe_mapping`.
     """
     items = raw.results
-    if items and _dict_is_result(type(items[0])):
+    if mapping is _shared and items and dict_is_json_object(type(items[0]), _RESULT_FIELDS):
         first = type(items[0])
-        results = [r.__dict__ if type(r) is first else _heta_result_fast(r) for r in items]
+        results = [r.__dict__ if type(r) is first else _heta_result(r, mapping) for r in items]
     else:
-        results = [_heta_result_fast(r) for r in items]
-    citations = raw.citations
-    trace = raw.trace
+        results = [_heta_result(r, mapping) for r in items]
     return {
         "mode": raw.mode,
         "results": results,
         "answer": raw.answer,
         "citations": [
-            {"id": c.id, "result_id": c.result_id, "source": c.source, "text": c.text, "metadata": c.metadata}
-            for c in citations
-        ]
-        if citations
-        else [],
-        "trace": [{"stage": e.stage, "message": e.message, "metadata": e.metadata} for e in trace] if trace else [],
-        "metadata": raw.metadata,
+            {
+                "id": c.id,
+                "result_id": c.result_id,
+                "source": mapping(c.source),
+                "text": c.text,
+                "metadata": mapping(c.metadata),
+            }
+            for c in raw.citations
+        ],
+        "trace": [{"stage": e.stage, "message": e.message, "metadata": mapping(e.metadata)} for e in raw.trace],
+        "metadata": mapping(raw.metadata),
     }
 
 
-def _heta_result_fast(r: Any) -> dict[str, Any]:
-    return {"id": r.id, "text": r.text, "score": r.score, "kind": r.kind, "source": r.source, "metadata": r.metadata}
+def _heta_result(r: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "text": r.text,
+        "score": r.score,
+        "kind": r.kind,
+        "source": mapping(r.source),
+        "metadata": mapping(r.metadata),
+    }
 
 
 def _is_heta_object(value: Any) -> bool:
@@ -284,13 +249,13 @@ def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryRespon
     try:
         kind = type(raw)
         if kind in _HETA_RESPONSE_TYPES:
-            return QueryResponse._wrap(_heta_response_data(raw) if safe else _heta_response_fast(raw))
+            return QueryResponse._wrap(_heta_response(raw, _safe_mapping if safe else _shared))
         if isinstance(raw, QueryResponse):
             return raw
         if _is_heta_object(raw) and hasattr(raw, "results") and hasattr(raw, "mode"):
             if kind.__name__ == "QueryResponse":
                 _HETA_RESPONSE_TYPES.add(kind)
-            return QueryResponse._wrap(_heta_response_data(raw) if safe else _heta_response_fast(raw))
+            return QueryResponse._wrap(_heta_response(raw, _safe_mapping if safe else _shared))
         if isinstance(raw, Mapping):
             data = dict(raw)
             data.setdefault("mode", mode)
