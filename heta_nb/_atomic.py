@@ -15,16 +15,18 @@ _IOV_MAX = 1024
 
 def _write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
     """Write every chunk with ``writev`` (no joined copy of a large file in memory)."""
-    pending = [memoryview(chunk) for chunk in chunks if chunk]
-    while pending:
-        group = pending[:_IOV_MAX]
+    pending: Sequence[bytes | memoryview] = chunks
+    start = 0
+    while start < len(pending):
+        group = pending[start : start + _IOV_MAX]
         written = os.writev(fd, group)
-        del pending[: len(group)]
+        start += len(group)
         for index, chunk in enumerate(group):  # a short write: keep what is left, in order
             if written >= len(chunk):
                 written -= len(chunk)
                 continue
-            pending[:0] = [chunk[written:], *group[index + 1 :]]
+            pending = [memoryview(chunk)[written:], *group[index + 1 :], *pending[start:]]
+            start = 0
             break
 
 

@@ -154,7 +154,7 @@ class ReportSummary:
             benchmark_split=report.benchmark.split,
             task_type=report.benchmark.task_type,
             query_modes=report.query_modes,
-            cases=len(report.case_results),
+            cases=report.case_count,
             errors=report.error_count,
             started_at=report.started_at,
             finished_at=report.finished_at,

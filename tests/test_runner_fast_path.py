@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import requires_heta
 from runner_support import exact_kb, toy_benchmark
 
@@ -235,3 +236,50 @@ def test_a_sync_evaluate_that_returns_an_awaitable_is_awaited() -> None:
 
     report = _run(kb=exact_kb, store=None, evaluators=[Wrapped(), "answer_contains"])
     assert all(r.score("wrapped").value == 0.5 for r in report.case_results)
+
+
+def test_chunked_writes_survive_short_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """writev may write less than asked (signals, quotas); the rest must follow in order.
+
+    A local disk never does it on demand, so the OS call is wrapped to stop after a few
+    bytes of every call; the file must still hold every chunk, in order.
+    """
+    real_writev = os.writev
+    calls = []
+
+    def stingy_writev(fd: int, buffers: Any) -> int:
+        first = bytes(buffers[0])[:7] if len(buffers[0]) else b""
+        calls.append(len(first))
+        return real_writev(fd, [first]) if first else real_writev(fd, list(buffers)[:2])
+
+    monkeypatch.setattr(os, "writev", stingy_writev)
+    chunks = [os.urandom(n % 23) for n in range(300)]
+    path = write_atomically(tmp_path / "short.bin", chunks)
+    assert path.read_bytes() == b"".join(chunks)
+    assert len(calls) > len(chunks)  # it really was fed piecemeal
+
+
+@pytest.mark.parametrize(
+    ("values", "result_scores", "expected"),
+    [
+        ([1.0, 0.5, True], [3.0, 2.0], False),
+        ([float("nan"), 1.0], [1.0], True),
+        ([1.0], [1.0, float("inf")], True),
+        (["error", None], [float("-inf")], True),  # text values force the term-by-term check
+        (["error", None], [1.0, None], False),
+        ([1e308, 1e308], [1e308], False),  # the sum overflows; every term is finite
+        ([], [], False),
+    ],
+)
+def test_non_finite_numbers_are_found_whatever_else_the_result_holds(
+    values: list[Any], result_scores: list[Any], expected: bool
+) -> None:
+    from heta_nb.runner.engine import _has_non_finite
+
+    data = {
+        "scores": [{"name": f"s{i}", "value": v} for i, v in enumerate(values)],
+        "response": {"results": [{"id": str(i), "score": s} for i, s in enumerate(result_scores)]},
+    }
+    assert _has_non_finite(data) is expected
+    data["response"] = None
+    assert _has_non_finite(data) is (expected and any(isinstance(v, float) and not math.isfinite(v) for v in values))

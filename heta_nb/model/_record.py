@@ -185,9 +185,9 @@ class Record:
     @classmethod
     def _wrap(cls: type[R], data: dict[str, Any]) -> R:
         """Wrap an already validated JSON object without copying it."""
-        obj = object.__new__(cls)
-        object.__setattr__(obj, "_data", data)
-        object.__setattr__(obj, "_cache", None)
+        obj = _new_object(cls)
+        _set_data(obj, data)
+        _set_cache(obj, None)
         return obj
 
     @classmethod
@@ -328,6 +328,11 @@ class Record:
 
 
 # -- field kinds ---------------------------------------------------------------------
+
+
+_new_object = object.__new__
+_set_data = Record._data.__set__  # type: ignore[attr-defined]  # the slot's descriptor: a C-level store
+_set_cache = Record._cache.__set__  # type: ignore[attr-defined]
 
 
 def _blank(value: str) -> bool:

@@ -446,6 +446,11 @@ class EvaluationReport(RichDisplay, Record):
         return {m: ModeCounts(m, cases[m], errors[m], skipped[m]) for m in self.modes}
 
     @property
+    def case_count(self) -> int:
+        """Number of case results (``len(case_results)`` without wrapping each one)."""
+        return len(self._data["case_results"])
+
+    @property
     def error_count(self) -> int:
         """Number of case results that ended in an error."""
         return sum(1 for r in self._data["case_results"] if r["error"] is not None)

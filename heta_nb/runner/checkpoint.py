@@ -66,6 +66,9 @@ class CheckpointWriter:
         self._fd: int | None = None
         self._prefixes: dict[tuple[str, str], bytes] = {}
         self._buffer: list[bytes] = []
+        """The pieces of the queued lines."""
+        self._queued = 0
+        """How many lines ``_buffer`` holds."""
         self._part = 0
         self._last_flush = time.monotonic()
         self.local = isinstance(self._backend, _LocalBackend)
@@ -93,33 +96,34 @@ class CheckpointWriter:
         """Queue one finished result (its JSON, from :func:`dumps_bytes`) for the next :meth:`flush`.
 
         Local checkpoints flush by themselves every :data:`BATCH_LINES` lines; the
-        engine calls :meth:`flush` at the end of every event-loop iteration.
+        engine calls :meth:`flush` at the end of every event-loop iteration. A line
+        is queued as its pieces, joined once per flush (no copy of the result per line).
         """
         prefix = self._prefixes.get((unit_id, mode))
         if prefix is None:
             prefix = self._prefixes[(unit_id, mode)] = (
                 b'{"unit_id":' + dumps_bytes(unit_id) + b',"mode":' + dumps_bytes(mode) + b',"case_id":'
             )
-        buffer = self._buffer
-        buffer.append(prefix + dumps_bytes(case_id) + b',"result":' + encoded + b"}\n")
-        if self._fd is not None and len(buffer) >= BATCH_LINES:
+        self._buffer += (prefix, dumps_bytes(case_id), b',"result":', encoded, b"}\n")
+        self._queued += 1
+        if self._queued >= BATCH_LINES and self._fd is not None:
             self.flush()
 
     def flush(self, *, force: bool = True) -> None:
         """Write the queued lines; remote stores wait for 256 lines or a second unless ``force``."""
-        buffer = self._buffer
-        if not buffer:
+        if not self._queued:
             return
         if self._fd is not None:
-            self._buffer = []
+            buffer, self._buffer, self._queued = self._buffer, [], 0
             os.write(self._fd, b"".join(buffer))
             return
-        if force or len(buffer) >= REMOTE_BATCH_LINES or time.monotonic() - self._last_flush > REMOTE_BATCH_S:
-            self._buffer = []
+        if force or self._queued >= REMOTE_BATCH_LINES or time.monotonic() - self._last_flush > REMOTE_BATCH_S:
+            buffer, self._buffer, self._queued = self._buffer, [], 0
             self._write_part(buffer)
             self._last_flush = time.monotonic()
 
     def _write_part(self, lines: list[bytes]) -> None:
+        """Write ``lines`` (whole lines, or the pieces of whole lines) as the next part object."""
         self._part += 1
         key = f"{self.prefix}/{PARTS_DIR}/part-{self._part:06d}.jsonl"
         self._backend.write(key, b"".join(lines))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import operator
 import re
 import time
 import traceback
@@ -78,17 +79,34 @@ perf_counter = time.perf_counter
 _ORJSON = _ORJSON_DUMPS
 
 
+_SCORE_VALUE = operator.itemgetter("value")
+_RESULT_SCORE = operator.itemgetter("score")
+
+
 def _has_non_finite(data: dict[str, Any]) -> bool:
-    """Whether a score value or a result score is NaN or infinite (orjson would write null)."""
-    for score in data["scores"]:
-        value = score["value"]
-        if type(value) is float and value - value != 0.0:
-            return True
+    """Whether a score value or a result score is NaN or infinite (orjson would write null).
+
+    The common case costs two C-level sums: a finite total of numbers proves every
+    term finite. Anything else (a text value, None, an overflowing sum) is checked
+    term by term.
+    """
     response = data["response"]
+    try:
+        total = sum(map(_SCORE_VALUE, data["scores"]))
+        if response is not None:
+            total += sum(map(_RESULT_SCORE, response["results"]))
+        if total - total == 0.0:
+            return False
+    except (TypeError, KeyError):
+        pass
+    for score in data["scores"]:
+        value = score.get("value")
+        if isinstance(value, float) and value - value != 0.0:
+            return True
     if response is not None:
         for result in response["results"]:
-            value = result["score"]
-            if type(value) is float and value - value != 0.0:
+            value = result.get("score")
+            if isinstance(value, float) and value - value != 0.0:
                 return True
     return False
 
@@ -673,8 +691,7 @@ class Engine:
             encoded = _ORJSON(data) if _ORJSON is not None else dumps_bytes(data)
         except TypeError:
             return self._encode_converted(data, raw, mode)
-        # orjson writes NaN and infinities as null; only then look for them
-        if (b'"value":null' in encoded or b'"score":null' in encoded) and _has_non_finite(data):
+        if _has_non_finite(data):  # orjson wrote them as null
             return self._encode_converted(data, raw, mode)
         return data, encoded
 
