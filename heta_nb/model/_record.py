@@ -331,8 +331,9 @@ class Record:
 
 
 _new_object = object.__new__
-_set_data = Record._data.__set__  # type: ignore[attr-defined]  # the slot's descriptor: a C-level store
-_set_cache = Record._cache.__set__  # type: ignore[attr-defined]
+# the slots' own descriptors: storing through them skips object.__setattr__'s lookup
+_set_data: Callable[[Any, Any], None] = vars(Record)["_data"].__set__
+_set_cache: Callable[[Any, Any], None] = vars(Record)["_cache"].__set__
 
 
 def _blank(value: str) -> bool:
