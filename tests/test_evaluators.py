@@ -77,6 +77,12 @@ def test_same_evidence_recall_as_heta_on_random_locators() -> None:
             }
             if rng.random() < 0.3:
                 source["origin"] = {"object_key": keys[(doc + 1) % 6]}
+            if rng.random() < 0.2:  # plural keys, blank and non-string values
+                source[rng.choice(["source_keys", "object_keys"])] = rng.choice(
+                    [[keys[(doc + 2) % 6], " ", None], keys[(doc + 3) % 6], (7,)]
+                )
+            if rng.random() < 0.1:
+                source[rng.choice(["source_key", "object_key"])] = rng.choice(["  ", 42, None])
             results.append(
                 {
                     "id": f"ch{doc}",

@@ -93,16 +93,24 @@ def _plain_keys(source: Mapping[str, Any]) -> set[str]:
     values: set[str] = set()
     value = source.get("source_key")
     if value is not None:
-        _add_text(values, value)
+        text = value if type(value) is str else str(value)
+        if text.strip():
+            values.add(text)
     value = source.get("object_key")
     if value is not None:
-        _add_text(values, value)
-    for key in _KEY_PLURAL:
-        many = source.get(key)
-        if many is not None:
-            for value in as_sequence(many):
-                if value is not None:
-                    _add_text(values, value)
+        text = value if type(value) is str else str(value)
+        if text.strip():
+            values.add(text)
+    many = source.get("source_keys")
+    if many is not None:
+        for value in as_sequence(many):
+            if value is not None:
+                _add_text(values, value)
+    many = source.get("object_keys")
+    if many is not None:
+        for value in as_sequence(many):
+            if value is not None:
+                _add_text(values, value)
     return values
 
 
@@ -129,11 +137,16 @@ class _ResultView:
     def keys(self) -> set[str]:
         keys = self._keys
         if keys is None:
-            candidates = self.candidates
-            if len(candidates) == 1:
-                keys = _plain_keys(candidates[0])
+            data = self.data
+            source = data.get("source") or {}
+            origin = source.get("origin")
+            metadata = data.get("metadata")
+            if (origin is None or not isinstance(origin, Mapping)) and (
+                not metadata or metadata.get("origin_source_key") is None
+            ):  # the source is the only candidate
+                keys = _plain_keys(source)
             else:
-                keys = source_values(candidates, _KEY_SINGULAR, _KEY_PLURAL)
+                keys = source_values(self.candidates, _KEY_SINGULAR, _KEY_PLURAL)
             self._keys = keys
         return keys
 
@@ -157,26 +170,25 @@ class _ResultView:
 
 
 def _locator_matches(locator: Mapping[str, Any], result: _ResultView) -> bool:
-    source = result.data.get("source") or {}
     for key, expected in locator.items():
-        if key in _KEY_SINGULAR:
-            if str(expected) not in result.keys:
-                return False
-        elif key == "source_key_prefix":
-            prefix = str(expected)
+        if key == "source_key_prefix":
+            prefix = expected if type(expected) is str else str(expected)
             for actual in result.keys:
                 if actual.startswith(prefix):
                     break
             else:
                 return False
+        elif key in _KEY_SINGULAR:
+            if str(expected) not in result.keys:
+                return False
         elif key == "document_id":
             if str(expected) not in result.documents:
                 return False
         elif key == "chunk_id":
-            chunk_ids = source.get("chunk_ids", ())
+            chunk_ids = (result.data.get("source") or {}).get("chunk_ids", ())
             if expected != result.data.get("id") and expected not in (chunk_ids or ()):
                 return False
-        elif source.get(key) != expected:
+        elif (result.data.get("source") or {}).get(key) != expected:
             return False
     return True
 
