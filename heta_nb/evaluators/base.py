@@ -124,46 +124,58 @@ def _accepts_keywords(func: Callable[..., Any]) -> bool:
     return {"case", "response"} <= names or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
+NATIVE = "native"
+"""A built-in: ``fn(case, response_json)``, synchronous."""
+KEYWORDS = "keywords"
+"""Heta's protocol: ``fn(case=case, response=raw_response)``."""
+POSITIONAL = "positional"
+"""``fn(case, raw_response)``."""
+
+
 class PreparedEvaluator:
     """An evaluator normalised for the runner: a name and one way to call it.
 
-    ``call(case, raw_response, response)`` returns the raw score (an awaitable for
-    async evaluators); ``raw_response`` is what the KB returned (Heta evaluators get
-    Heta's own objects, so they behave exactly as in Heta's runner) and ``response``
-    is heta_nb's ``QueryResponse`` (what built-ins score).
+    ``fn`` is the method to call and ``convention`` how (:data:`NATIVE`,
+    :data:`KEYWORDS` or :data:`POSITIONAL`); the runner calls it directly, without a
+    wrapper per call. ``raw_response`` is what the KB returned (Heta evaluators get
+    Heta's own objects, so they behave exactly as in Heta's runner); built-ins score
+    the response's report JSON. ``is_async``: the result must be awaited; otherwise
+    a non-native evaluator may still hand back an awaitable, which is awaited too.
     """
 
-    __slots__ = ("name", "original", "is_async", "native", "_call")
+    __slots__ = ("name", "original", "is_async", "native", "fn", "convention")
 
     def __init__(self, original: Any) -> None:
         self.original = original
         self.name = _evaluator_name(original)
         self.native = isinstance(original, BuiltinEvaluator)
-        """A built-in: synchronous, never returns an awaitable."""
+        self.fn: Callable[..., Any]
         if self.native:
-            score = original.score
+            self.fn = original.score
+            self.convention = NATIVE
             self.is_async = False
-            self._call: Callable[[Any, Any, QueryResponse], Any] = lambda case, raw, ours: score(case, ours._data)
             return
         method = getattr(original, "evaluate", None) or getattr(original, "score", None)
         if method is None:
             raise TypeError(f"{original!r} has no evaluate() method")
+        self.fn = method
         if isinstance(original, FunctionEvaluator):
             self.is_async = True
         else:
             self.is_async = inspect.iscoroutinefunction(method)
-        if _accepts_keywords(method):
-            self._call = lambda case, raw, ours: method(case=case, response=raw)
-        else:
-            self._call = lambda case, raw, ours: method(case, raw)
+        self.convention = KEYWORDS if _accepts_keywords(method) else POSITIONAL
 
-    def call(self, case: Any, raw_response: Any, response: QueryResponse) -> Any:
+    def call(self, case: Any, raw_response: Any, response: QueryResponse | dict[str, Any]) -> Any:
         """Invoke the evaluator (returns an awaitable when it is async)."""
-        return self._call(case, raw_response, response)
+        if self.convention is NATIVE:
+            return self.fn(case, response._data if isinstance(response, QueryResponse) else response)
+        if self.convention is KEYWORDS:
+            return self.fn(case=case, response=raw_response)
+        return self.fn(case, raw_response)
 
-    async def run(self, case: Any, raw_response: Any, response: QueryResponse) -> EvaluationScore:
+    async def run(self, case: Any, raw_response: Any, response: QueryResponse | dict[str, Any]) -> EvaluationScore:
         """Invoke and await if needed, then convert the outcome to an EvaluationScore."""
-        result = self._call(case, raw_response, response)
+        result = self.call(case, raw_response, response)
         if inspect.isawaitable(result):
             result = await result
         return as_score(result, self.name)

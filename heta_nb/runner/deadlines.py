@@ -30,13 +30,17 @@ class Deadlines:
     and asks :meth:`expired`: True means the cancellation was only this timeout
     (the worker records a timeout and goes on); False means someone else cancelled
     the run too, and the error must propagate.
+
+    The engine's hot path inlines :meth:`disarm`: ``due.pop(task, None)``, then
+    ``settle(task)`` only when ``late`` is not empty.
     """
 
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
-        self._due: dict[asyncio.Task[object], float] = {}
+        self.due: dict[asyncio.Task[object], float] = {}
         """Worker -> deadline; insertion order is start order, so the oldest is first."""
-        self._expired: set[asyncio.Task[object]] = set()
+        self.late: set[asyncio.Task[object]] = set()
+        """Workers the watchdog cancelled whose worker has not seen it yet."""
         self._watchdog: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -53,25 +57,29 @@ class Deadlines:
 
     def arm(self, task: asyncio.Task[object]) -> None:
         """``task`` starts a query now."""
-        self._due[task] = time.perf_counter() + self.timeout_s
+        self.due[task] = time.perf_counter() + self.timeout_s
 
     def disarm(self, task: asyncio.Task[object]) -> None:
         """``task``'s query ended (however it ended)."""
-        self._due.pop(task, None)
-        if task in self._expired:  # the query swallowed our cancellation and returned
-            self._expired.discard(task)
+        self.due.pop(task, None)
+        self.settle(task)
+
+    def settle(self, task: asyncio.Task[object]) -> None:
+        """Take back a cancellation the query swallowed before returning (part of :meth:`disarm`)."""
+        if task in self.late:
+            self.late.discard(task)
             task.uncancel()
 
     def expired(self, task: asyncio.Task[object]) -> bool:
         """Whether the ``CancelledError`` ``task`` caught is this timeout and nothing else."""
-        if task not in self._expired:
+        if task not in self.late:
             return False
-        self._expired.discard(task)
+        self.late.discard(task)
         return task.uncancel() == 0
 
     async def _watch(self) -> None:
         tick = max(self.timeout_s / 20, _MIN_TICK_S)
-        due = self._due
+        due = self.due
         while True:
             await asyncio.sleep(tick)
             if not due:
@@ -85,5 +93,5 @@ class Deadlines:
             for task in late:
                 del due[task]
                 if not task.done():
-                    self._expired.add(task)
+                    self.late.add(task)
                     task.cancel()

@@ -34,7 +34,7 @@ from typing import Any
 
 from heta_nb import __version__
 from heta_nb.errors import ReportExistsError
-from heta_nb.evaluators.base import PreparedEvaluator, as_evaluator, score_data
+from heta_nb.evaluators.base import KEYWORDS, NATIVE, PreparedEvaluator, as_evaluator, score_data
 from heta_nb.model._json import _ORJSON_DUMPS, dumps_bytes, dumps_bytes_exact, to_json_value
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary, numeric_value
@@ -50,7 +50,12 @@ from heta_nb.runner.events import (
     RunWarning,
     UnitStarted,
 )
-from heta_nb.runner.kb import InvalidResponseError, KnowledgeBaseAdapter, normalize_response
+from heta_nb.runner.kb import (
+    InvalidResponseError,
+    KnowledgeBaseAdapter,
+    normalize_response,
+    normalize_response_data,
+)
 from heta_nb.store import ReportStore, safe_slug
 
 __all__ = ["Engine", "RunConfig", "RunError", "RunFailedError", "shard_of"]
@@ -76,6 +81,9 @@ _HETA_KB_NAME = re.compile(r"[A-Za-z0-9 _-]{1,80}")
 
 
 perf_counter = time.perf_counter
+_wrap_result = EvaluationCaseResult._wrap
+_NUMBER_OR_BOOL = frozenset((float, int, bool))
+"""Score value types whose ``float()`` is what :func:`numeric_value` gives (bool -> 1.0/0.0)."""
 _ORJSON = _ORJSON_DUMPS
 
 
@@ -566,25 +574,31 @@ class Engine:
         mode: str,
         unit_index: int,
     ) -> None:
-        """Query, score and record one case × mode (the hot path: keep it lean)."""
+        """Query, score and record one case × mode.
+
+        The hot path: with a fast KB this function is most of the runner's cost per
+        case, so it calls evaluators directly (see :class:`PreparedEvaluator`), keeps
+        the deadline bookkeeping inline and builds each object once.
+        """
         c = self.config
         deadlines = self._deadlines
+        due = deadlines.due if deadlines is not None else None
         started = perf_counter()
         attempts = 0
         raw: Any = None
-        response = None
+        response: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
         while True:
             attempts += 1
             retryable = False
-            if deadlines is not None:
-                deadlines.arm(task)
+            if due is not None:
+                due[task] = perf_counter() + deadlines.timeout_s  # type: ignore[union-attr]
             try:
                 if self._wait_for is not None:  # Python 3.10
                     raw = await asyncio.wait_for(query(case.query), self._wait_for)
                 else:
                     raw = await query(case.query)
-                response = normalize_response(raw, mode, safe=False)
+                response = normalize_response_data(raw, mode, safe=False)
                 break
             except asyncio.CancelledError:
                 if deadlines is None or not deadlines.expired(task):
@@ -600,8 +614,10 @@ class Engine:
                 retryable = getattr(exc, "retryable", False) is True or isinstance(exc, c.retry_on)
                 error = _error(type(exc).__name__, str(exc) or type(exc).__name__, retryable, attempts, exc)
             finally:
-                if deadlines is not None:
-                    deadlines.disarm(task)
+                if due is not None:
+                    due.pop(task, None)
+                    if deadlines.late:  # type: ignore[union-attr]
+                        deadlines.settle(task)  # type: ignore[union-attr]
             if retryable and attempts <= c.retries:
                 await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
                 continue
@@ -613,9 +629,16 @@ class Engine:
             error = None
             for evaluator in self.evaluators:
                 try:
-                    outcome = evaluator.call(case, raw, response)
-                    if evaluator.is_async or (not evaluator.native and inspect.isawaitable(outcome)):
-                        outcome = await outcome
+                    convention = evaluator.convention
+                    if convention is NATIVE:
+                        outcome = evaluator.fn(case, response)
+                    else:
+                        if convention is KEYWORDS:
+                            outcome = evaluator.fn(case=case, response=raw)
+                        else:
+                            outcome = evaluator.fn(case, raw)
+                        if evaluator.is_async or inspect.isawaitable(outcome):
+                            outcome = await outcome
                     scores.append(score_data(outcome, evaluator.name))
                 except asyncio.CancelledError:
                     raise
@@ -633,14 +656,14 @@ class Engine:
             "query": case.query,
             "query_mode": mode,
             "scores": scores,
-            "response": response._data if response is not None else None,
+            "response": response,
             "latency_ms": latency_ms,
             "error": error,
             "metadata": {"benchmark_run_unit": unit_id, "knowledge_base_name": kb_name, "heta_nb": extra},
         }
         data, encoded = self._encode_result(data, raw, mode)
         error = data["error"]
-        result = EvaluationCaseResult._wrap(data)
+        result = _wrap_result(data)
         key = (unit_index, case_index, mode_index)
         self._results[key] = result
         if error is not None:
@@ -652,17 +675,20 @@ class Engine:
         batch = self._batch
         batch.append(
             CaseFinished(
-                unit_id=unit_id,
-                case_id=case.case_id,
-                mode=mode,
-                ok=error is None,
-                latency_ms=latency_ms,
-                attempts=attempts,
-                scores={s["name"]: numeric_value(s["value"]) for s in data["scores"]},
-                error_type=error["error_type"] if error else None,
-                error_message=error["message"] if error else None,
-                result=result,
-                t=perf_counter() - self._t0,
+                unit_id,
+                case.case_id,
+                mode,
+                error is None,
+                latency_ms,
+                attempts,
+                {
+                    s["name"]: float(v) if type(v := s["value"]) in _NUMBER_OR_BOOL else numeric_value(v)
+                    for s in data["scores"]
+                },
+                error["error_type"] if error else None,
+                error["message"] if error else None,
+                result,
+                perf_counter() - self._t0,
             )
         )
         if len(batch) == 1:

@@ -116,7 +116,11 @@ class BuildFinished:
 
 @dataclass(frozen=True)
 class CaseFinished:
-    """One case × mode is recorded (a response with scores, or an error)."""
+    """One case × mode is recorded (a response with scores, or an error).
+
+    The engine builds it with positional arguments (cheaper on its hot path): keep
+    the fields in this order.
+    """
 
     unit_id: str
     case_id: str

@@ -25,7 +25,7 @@ from heta_nb.evaluators.base import _is_async_callable
 from heta_nb.model._json import dict_is_json_object, heta_json_safe
 from heta_nb.model.query import QueryResponse, QueryResult
 
-__all__ = ["InvalidResponseError", "KnowledgeBaseAdapter", "normalize_response"]
+__all__ = ["InvalidResponseError", "KnowledgeBaseAdapter", "normalize_response", "normalize_response_data"]
 
 _QUERY_KEYWORDS = ("mode", "top_k", "options", "trace")
 _SCALARS = (str, int, float, bool, type(None))
@@ -191,6 +191,8 @@ def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
         results = [r.__dict__ if type(r) is first else _heta_result(r, mapping) for r in items]
     else:
         results = [_heta_result(r, mapping) for r in items]
+    citations = raw.citations
+    trace = raw.trace
     return {
         "mode": raw.mode,
         "results": results,
@@ -203,9 +205,13 @@ def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
                 "text": c.text,
                 "metadata": mapping(c.metadata),
             }
-            for c in raw.citations
-        ],
-        "trace": [{"stage": e.stage, "message": e.message, "metadata": mapping(e.metadata)} for e in raw.trace],
+            for c in citations
+        ]
+        if citations
+        else [],
+        "trace": [{"stage": e.stage, "message": e.message, "metadata": mapping(e.metadata)} for e in trace]
+        if trace
+        else [],
         "metadata": mapping(raw.metadata),
     }
 
@@ -233,6 +239,16 @@ def _result_from_item(item: Any, index: int) -> Any:
 
 _HETA_RESPONSE_TYPES: set[type] = set()
 """heta-framework QueryResponse classes seen so far (an exact type check is cheaper)."""
+
+
+def normalize_response_data(raw: Any, mode: str, *, safe: bool = True) -> dict[str, Any]:
+    """``normalize_response(raw, mode, safe=safe)``'s JSON, without a wrapper for Heta's responses."""
+    if type(raw) in _HETA_RESPONSE_TYPES:
+        try:
+            return _heta_response(raw, _safe_mapping if safe else _shared)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InvalidResponseError(f"the KB returned an invalid response: {exc}") from exc
+    return normalize_response(raw, mode, safe=safe)._data
 
 
 def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryResponse:
