@@ -8,6 +8,7 @@ import pickle
 from pathlib import Path
 
 import pytest
+from helpers import requires_heta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -266,3 +267,45 @@ def test_random_reports_round_trip(report: EvaluationReport) -> None:
 
 def _has_nan(text_form: str) -> bool:
     return "NaN" in text_form
+
+
+@requires_heta
+def test_score_summary_equals_hetas_bit_for_bit_on_random_results() -> None:
+    """Random modes (some dotted, so two (mode, score) pairs share a key), names and
+    values of every kind, against Heta's own ``_score_summary``."""
+    import random
+
+    from heta_framework.evaluation import EvaluationCaseResult as HetaResult
+    from heta_framework.evaluation import EvaluationScore as HetaScore
+    from heta_framework.evaluation.runner import _score_summary
+    from heta_framework.kb.search import QueryResponse as HetaResponse
+
+    rng = random.Random(5)
+    for trial in range(60):
+        modes = rng.sample(["hybrid", "a.b", "a", "naive"], k=rng.randint(1, 4))
+        names = rng.sample(["recall", "b.recall", "f1", "x"], k=rng.randint(1, 4))
+        ours, theirs = [], []
+        for i in range(rng.randint(1, 40)):
+            mode = rng.choice(modes)
+            scores = []
+            for name in rng.sample(names, k=rng.randint(0, len(names))):
+                value = rng.choice([rng.random(), rng.random() * 1e6, True, False, rng.randint(0, 3), "good", 1e-300])
+                scores.append({"name": name, "value": value, "passed": None, "metadata": {}})
+            ours.append(
+                EvaluationCaseResult._wrap(
+                    {"case_id": f"c{i}", "query": "q", "query_mode": mode, "scores": scores, "response": {}}
+                )
+            )
+            theirs.append(
+                HetaResult(
+                    case_id=f"c{i}",
+                    query="q",
+                    query_mode=mode,
+                    scores=tuple(HetaScore(name=s["name"], value=s["value"]) for s in scores),
+                    response=HetaResponse(mode=mode),
+                )
+            )
+        expected = _score_summary(tuple(theirs))
+        got = heta_score_summary(ours)
+        assert list(got) == list(expected), trial
+        assert all(got[k] == expected[k] for k in expected), trial  # ==, not approx: same order of sums

@@ -32,8 +32,47 @@ def numeric_value(value: Any) -> float | None:
     return None
 
 
+_EXACT_NUMBERS = frozenset((float, int, bool))
+"""Types whose ``float()`` is :func:`numeric_value` (bool -> 1.0/0.0)."""
+
+
 def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str, float]:
-    """Heta 0.1.2's ``score_summary`` of ``case_results``, bit for bit (same order of sums)."""
+    """Heta 0.1.2's ``score_summary`` of ``case_results``, bit for bit (same order of sums).
+
+    Values are grouped per mode, then per score name, without building Heta's
+    ``"mode.name"`` key for every score; when two pairs would share a key (mode
+    ``"a.b"`` with score ``"c"``, mode ``"a"`` with score ``"b.c"``), Heta's own
+    single-list order is rebuilt so the sums stay identical.
+    """
+    results = case_results if isinstance(case_results, (list, tuple)) else list(case_results)
+    by_mode: dict[str, dict[str, list[float]]] = {}
+    for result in results:
+        data = result._data
+        mode = data["query_mode"]
+        lists = by_mode.get(mode)
+        if lists is None:
+            lists = by_mode[mode] = {}
+        for score in data["scores"]:
+            value = score["value"]
+            if type(value) in _EXACT_NUMBERS:
+                numeric: float | None = float(value)
+            else:
+                numeric = numeric_value(value)
+                if numeric is None:
+                    continue
+            items = lists.get(score["name"])
+            if items is None:
+                lists[score["name"]] = [numeric]
+            else:
+                items.append(numeric)
+    values = {f"{mode}.{name}": items for mode, lists in by_mode.items() for name, items in lists.items()}
+    if len(values) < sum(len(lists) for lists in by_mode.values()):
+        return _heta_score_summary_keyed(results)
+    return {key: sum(items) / len(items) for key, items in sorted(values.items()) if items}
+
+
+def _heta_score_summary_keyed(case_results: Iterable[EvaluationCaseResult]) -> dict[str, float]:
+    """Heta's algorithm as written: one list per ``"mode.name"`` key, in report order."""
     values: dict[str, list[float]] = {}
     for result in case_results:
         data = result._data
