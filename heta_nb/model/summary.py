@@ -55,11 +55,12 @@ def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str
         for score in data["scores"]:
             value = score["value"]
             if type(value) in _EXACT_NUMBERS:
-                numeric: float | None = float(value)
+                numeric = float(value)
             else:
-                numeric = numeric_value(value)
-                if numeric is None:
+                converted = numeric_value(value)
+                if converted is None:
                     continue
+                numeric = converted
             items = lists.get(score["name"])
             if items is None:
                 lists[score["name"]] = [numeric]
