@@ -121,6 +121,42 @@ def test_same_evidence_recall_as_heta_on_random_locators() -> None:
             assert list(ours.metadata["matched_reference_ids"]) == list(theirs.metadata["matched_reference_ids"])
 
 
+@requires_heta
+def test_same_evidence_recall_as_heta_for_prefix_locators_on_odd_sources() -> None:
+    """The prefix-only locator (Heta's UDA and BEIR adapters) has its own fast path."""
+    from heta_framework.evaluation import EvidenceRecallAtK
+
+    rng = random.Random(23)
+    keys = ["raw/b/d1/a.txt", "raw/b/d2/b.txt", "  ", "", "raw/b/d1"]
+    values = [*keys, None, 7, ["raw/b/d2/x", None, "  "], ("raw/b/d1/y",), ["", " "]]
+    loop = asyncio.new_event_loop()
+    differs = 0
+    try:
+        for trial in range(1500):
+            results = []
+            for rank in range(rng.randint(0, 3)):
+                source: dict[str, Any] = {}
+                for key in ("object_key", "source_key", "source_keys", "object_keys"):
+                    if rng.random() < (0.7 if key == "object_key" else 0.2):
+                        source[key] = rng.choice(values)
+                if rng.random() < 0.15:
+                    source["origin"] = rng.choice([{"object_key": rng.choice(keys)}, "not a mapping", None])
+                metadata = {"origin_source_key": rng.choice(values)} if rng.random() < 0.15 else {}
+                results.append({"id": f"r{rank}", "text": "t", "source": source, "metadata": metadata})
+            prefix = rng.choice(["raw/b/d1", "raw/b/d1/", "raw/b/d2/", "", " ", "7"])
+            evidence = BenchmarkEvidence(reference_id=rng.choice([None, "d1"]), locator={"source_key_prefix": prefix})
+            case = BenchmarkCase(case_id=f"p{trial}", query="q", expected=BenchmarkExpected(evidence=(evidence,)))
+            response = QueryResponse(mode="m", results=results)
+            for k in (1, 3):
+                theirs = loop.run_until_complete(EvidenceRecallAtK(k=k).evaluate(case=case, response=response))
+                ours = get(f"evidence_recall@{k}").score(case, response._data)
+                assert ours.value == theirs.value, (trial, k, results, prefix)
+                differs += theirs.value == 0.0
+    finally:
+        loop.close()
+    assert 500 < differs < 2500  # both outcomes are well represented
+
+
 def _case(*evidence: BenchmarkEvidence, answers: tuple[str, ...] = ()) -> BenchmarkCase:
     return BenchmarkCase(case_id="c", query="q", expected=BenchmarkExpected(answers=answers, evidence=evidence))
 
