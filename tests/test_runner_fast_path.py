@@ -283,3 +283,62 @@ def test_non_finite_numbers_are_found_whatever_else_the_result_holds(
     assert _has_non_finite(data) is expected
     data["response"] = None
     assert _has_non_finite(data) is (expected and any(isinstance(v, float) and not math.isfinite(v) for v in values))
+
+
+# -- batched case events ---------------------------------------------------------------------
+
+
+def test_a_batch_built_from_records_reads_like_one_built_from_case_events() -> None:
+    """The engine hands batches its records; ``cases``, the reducer and a replay agree."""
+    import pickle
+    from dataclasses import FrozenInstanceError
+
+    from heta_nb.runner import event_from_dict, replay
+    from heta_nb.runner.events import CasesFinished, to_dict
+
+    def sometimes_broken(query: str, *, mode: str, top_k: int) -> Any:
+        if query.endswith(("3?", "7?")):
+            raise KeyError("index shard missing")
+        if query.endswith("5?"):
+            return 42  # not a response: an InvalidResponseError for this case
+        return exact_kb(query, mode=mode, top_k=top_k)
+
+    run = heta_nb.start(
+        toy_benchmark(),
+        kb=sometimes_broken,
+        query_modes=["good", "poor"],
+        evaluators=["evidence_recall@3", "answer_contains", lambda_free_score],
+        store=None,
+        knowledge_base_name="k",
+        retries=0,
+        progress=False,
+        record_events=True,
+    )
+    report = run.result(timeout=30)
+    batches = [e for e in run.events if isinstance(e, CasesFinished)]
+    assert batches and all(e._records is not None for e in batches)  # built from records
+    cases = [case for batch in batches for case in batch.cases]
+    by_key = {(r.case_id, r.query_mode): r for r in report.case_results}
+    assert len(cases) == len(by_key) == 24
+    for case in cases:
+        result = by_key[(case.case_id, case.mode)]
+        assert case.ok is result.ok and case.latency_ms == result.latency_ms and case.unit_id == "corpus"
+        assert case.error_type == (result.error.error_type if result.error else None)
+        assert dict(case.scores) == {
+            s.name: (float(s.value) if isinstance(s.value, (bool, int, float)) else None) for s in result.scores
+        }
+    live = run.state
+    assert live.errors == 8 and dict(live.errors_by_type) == {"KeyError": 4, "InvalidResponseError": 4}
+    assert len(live.last_errors) == 5
+    rebuilt = [CasesFinished(batch.cases, batch.t) for batch in batches]  # the same batches, from events
+    assert rebuilt == batches
+    replayed = replay(event_from_dict(json.loads(json.dumps(to_dict(e)))) for e in run.events)
+    assert replayed == live
+    assert pickle.loads(pickle.dumps(batches[0])) == batches[0]
+    with pytest.raises(FrozenInstanceError):
+        batches[0].t = 0.0  # type: ignore[misc]
+
+
+def lambda_free_score(case: Any, response: Any) -> str:
+    """A text score (no number): the reducer counts it as a metric without a mean."""
+    return "fine"

@@ -37,11 +37,11 @@ from heta_nb.errors import ReportExistsError
 from heta_nb.evaluators.base import KEYWORDS, NATIVE, PreparedEvaluator, as_evaluator, score_data
 from heta_nb.model._json import _ORJSON_DUMPS, dumps_bytes, dumps_bytes_exact, to_json_value
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
-from heta_nb.model.summary import heta_score_summary, numeric_value
+from heta_nb.model.summary import heta_score_summary
 from heta_nb.runner import deadlines as _deadlines
 from heta_nb.runner.checkpoint import BATCH_LINES, CheckpointWriter, read_checkpoint
 from heta_nb.runner.events import (
-    CaseFinished,
+    CaseRecord,
     CasesFinished,
     Event,
     RunFinished,
@@ -82,8 +82,6 @@ _HETA_KB_NAME = re.compile(r"[A-Za-z0-9 _-]{1,80}")
 
 perf_counter = time.perf_counter
 _wrap_result = EvaluationCaseResult._wrap
-_NUMBER_OR_BOOL = frozenset((float, int, bool))
-"""Score value types whose ``float()`` is what :func:`numeric_value` gives (bool -> 1.0/0.0)."""
 _ORJSON = _ORJSON_DUMPS
 
 
@@ -188,7 +186,7 @@ class Engine:
         self._results: dict[tuple[int, int, int], EvaluationCaseResult] = {}
         self._encoded: dict[tuple[int, int, int], bytes] = {}
         """Each result's JSON, as written to the checkpoint (reused by the final save)."""
-        self._batch: list[CaseFinished] = []
+        self._batch: list[CaseRecord] = []
         """Cases finished since the last flush (see :meth:`_flush`)."""
         self._deadlines: _deadlines.Deadlines | None = None
         self._wait_for: float | None = None
@@ -673,24 +671,7 @@ class Engine:
             self._encoded[key] = encoded
             checkpoint.append(unit_id, case.case_id, mode, encoded)
         batch = self._batch
-        batch.append(
-            CaseFinished(
-                unit_id,
-                case.case_id,
-                mode,
-                error is None,
-                latency_ms,
-                attempts,
-                {
-                    s["name"]: float(v) if type(v := s["value"]) in _NUMBER_OR_BOOL else numeric_value(v)
-                    for s in data["scores"]
-                },
-                error["error_type"] if error else None,
-                error["message"] if error else None,
-                result,
-                perf_counter() - self._t0,
-            )
-        )
+        batch.append((unit_id, result, perf_counter() - self._t0))
         if len(batch) == 1:
             self._loop_call_soon(self._flush)  # at the end of this event-loop iteration
         elif len(batch) >= BATCH_LINES:
@@ -702,7 +683,7 @@ class Engine:
             self._checkpoint.flush(force=False)
         if self._batch:
             batch, self._batch = self._batch, []
-            self.emit(CasesFinished(cases=tuple(batch), t=self.now()))
+            self.emit(CasesFinished(t=self.now(), records=tuple(batch)))
 
     def _encode_result(self, data: dict[str, Any], raw: Any, mode: str) -> tuple[dict[str, Any], bytes]:
         """The result and its JSON; converts what is not plain JSON the way Heta would.

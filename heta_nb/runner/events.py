@@ -1,6 +1,6 @@
 """The runner's event stream and the pure ``RunState`` reducer every display uses.
 
-Events are small frozen dataclasses tagged by ``kind``; ``to_dict``/``event_from_dict``
+Events are small frozen objects (dataclasses but for the batch) tagged by ``kind``; ``to_dict``/``event_from_dict``
 turn them into JSON lines, so any run can be recorded and replayed (the widget tests
 do exactly that). Finished cases arrive in batches (:class:`CasesFinished`, one per
 event-loop iteration, at most 32 cases), the moment their checkpoint lines are
@@ -19,12 +19,14 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from heta_nb.model.report import EvaluationCaseResult
+from heta_nb.model.summary import numeric_value
 
 __all__ = [
     "BuildFinished",
     "BuildStarted",
     "BuildStep",
     "CaseFinished",
+    "CaseRecord",
     "CasesFinished",
     "Event",
     "ModeProgress",
@@ -34,6 +36,7 @@ __all__ = [
     "RunStatus",
     "RunWarning",
     "UnitStarted",
+    "case_finished",
     "event_from_dict",
     "reduce",
     "replay",
@@ -138,13 +141,84 @@ class CaseFinished:
     kind: Literal["case_finished"] = "case_finished"
 
 
-@dataclass(frozen=True)
-class CasesFinished:
-    """Cases recorded since the previous batch, in completion order."""
+CaseRecord = tuple[str, EvaluationCaseResult, float]
+"""What the engine hands a batch per case: ``(unit_id, result, t)``."""
 
-    cases: tuple[CaseFinished, ...]
-    t: float = 0.0
+
+class CasesFinished:
+    """Cases recorded since the previous batch, in completion order.
+
+    ``cases`` are :class:`CaseFinished` events. The engine passes ``records``
+    instead (``(unit_id, result, t)`` per case, see :data:`CaseRecord`): the reducer
+    reads those directly, and the per-case events are only built, once, when
+    something reads ``cases``. Immutable, like the other events.
+    """
+
+    __slots__ = ("t", "_cases", "_records")
     kind: Literal["cases_finished"] = "cases_finished"
+    t: float
+    _cases: tuple[CaseFinished, ...] | None
+    _records: tuple[CaseRecord, ...] | None
+
+    def __init__(
+        self, cases: Iterable[CaseFinished] = (), t: float = 0.0, *, records: tuple[CaseRecord, ...] | None = None
+    ) -> None:
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "_records", records)
+        object.__setattr__(self, "_cases", None if records is not None else tuple(cases))
+
+    @property
+    def cases(self) -> tuple[CaseFinished, ...]:
+        """One :class:`CaseFinished` per case, in completion order."""
+        cases = self._cases
+        if cases is None:
+            cases = tuple(case_finished(*record) for record in self._records or ())
+            object.__setattr__(self, "_cases", cases)
+        return cases
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CasesFinished):
+            return NotImplemented
+        return self.t == other.t and self.cases == other.cases
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CasesFinished, (self.cases, self.t))
+
+    def __repr__(self) -> str:
+        return f"CasesFinished(cases=<{len(self.cases)} cases>, t={self.t!r})"
+
+
+def case_finished(unit_id: str, result: EvaluationCaseResult, t: float) -> CaseFinished:
+    """The :class:`CaseFinished` event of a recorded result."""
+    data = result._data
+    error = data["error"]
+    run_info = (data.get("metadata") or {}).get("heta_nb") or {}
+    return CaseFinished(
+        unit_id,
+        data["case_id"],
+        data["query_mode"],
+        error is None,
+        data["latency_ms"],
+        int(run_info.get("attempts", 1)),
+        {s["name"]: _number(s["value"]) for s in data["scores"]},
+        error["error_type"] if error else None,
+        error["message"] if error else None,
+        result,
+        t,
+    )
+
+
+_EXACT_NUMBERS = frozenset((float, int, bool))
+
+
+def _number(value: Any) -> float | None:
+    """:func:`numeric_value`, with the common types first."""
+    return float(value) if type(value) in _EXACT_NUMBERS else numeric_value(value)
 
 
 @dataclass(frozen=True)
@@ -185,7 +259,7 @@ Event = (
 )
 
 _KINDS: dict[str, type[Any]] = {
-    str(cls.__dataclass_fields__["kind"].default): cls  # type: ignore[attr-defined]
+    str(cls.kind): cls  # type: ignore[attr-defined]
     for cls in (
         RunStarted,
         UnitStarted,
@@ -202,14 +276,14 @@ _KINDS: dict[str, type[Any]] = {
 
 def to_dict(event: Event) -> dict[str, Any]:
     """The JSON form of an event (``CaseFinished.result`` is left out)."""
+    if isinstance(event, CasesFinished):
+        return {"cases": [to_dict(case) for case in event.cases], "t": event.t, "kind": event.kind}
     data = {}
     for item in dataclasses.fields(event):
         if item.name == "result":
             continue
         value = getattr(event, item.name)
-        if isinstance(event, CasesFinished) and item.name == "cases":
-            value = [to_dict(case) for case in value]
-        elif isinstance(value, tuple):
+        if isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, Mapping):
             value = dict(value)
@@ -222,13 +296,14 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     cls = _KINDS.get(str(data.get("kind")))
     if cls is None:
         raise ValueError(f"unknown event kind {data.get('kind')!r}")
+    if cls is CasesFinished:
+        cases = [event_from_dict({**case, "kind": "case_finished"}) for case in data.get("cases") or ()]
+        return CasesFinished([c for c in cases if isinstance(c, CaseFinished)], float(data.get("t") or 0.0))
     values = {}
     for item in dataclasses.fields(cls):
         if item.name in data:
             value = data[item.name]
-            if item.name == "cases" and cls is CasesFinished:
-                value = tuple(event_from_dict({**case, "kind": "case_finished"}) for case in value)
-            elif isinstance(value, list):
+            if isinstance(value, list):
                 value = tuple(value)
             values[item.name] = value
     return cls(**values)  # type: ignore[no-any-return]
@@ -341,8 +416,12 @@ def _replace(state: RunState, **changes: Any) -> RunState:
     return new
 
 
-def _fold_cases(state: RunState, cases: Iterable[CaseFinished], t: float) -> RunState:
-    """The state after a run of finished cases: one copy of the state, however many cases."""
+def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: float) -> RunState:
+    """The state after a run of finished cases: one copy of the state, however many cases.
+
+    ``cases`` holds :class:`CaseFinished` events or the engine's records (read
+    straight from the result's JSON).
+    """
     per_mode = dict(state.per_mode)
     modes = state.modes
     metrics = state.metrics
@@ -354,7 +433,15 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished], t: float) -> Run
     running: dict[str, list[Any]] = {}
     earliest = t
     for case in cases:
-        mode = case.mode
+        record = isinstance(case, tuple)
+        if isinstance(case, tuple):
+            data = case[1]._data
+            mode = data["query_mode"]
+            error = data["error"]
+            case_t = case[2]
+        else:
+            mode = case.mode
+            case_t = case.t
         figures = running.get(mode)
         if figures is None:
             progress = per_mode.get(mode)
@@ -366,7 +453,10 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished], t: float) -> Run
         figures[0] += 1
         sums = figures[2]
         counts = figures[3]
-        for name, value in case.scores.items():
+        pairs = (
+            [(s["name"], _number(s["value"])) for s in data["scores"]] if type(case) is tuple else case.scores.items()  # type: ignore[union-attr]
+        )
+        for name, value in pairs:
             if value is not None:
                 if name in sums:
                     sums[name] += value
@@ -377,18 +467,25 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished], t: float) -> Run
             if name not in metrics:
                 metrics = (*metrics, name)
         done += 1
-        if not case.ok:
+        failure: tuple[str | None, str, str | None] | None
+        if record:
+            failure = (error["error_type"], data["case_id"], error["message"]) if error is not None else None
+        elif not case.ok:  # type: ignore[union-attr]
+            failure = (case.error_type, case.case_id, case.error_message)  # type: ignore[union-attr]
+        else:
+            failure = None
+        if failure is not None:
             figures[1] += 1
             errors += 1
             if by_type is None:
                 by_type = dict(state.errors_by_type)
-            error_type = case.error_type or "Error"
+            error_type = failure[0] or "Error"
             by_type[error_type] = by_type.get(error_type, 0) + 1
-            last_errors = (*last_errors, (mode, case.case_id, error_type, case.error_message or ""))[-5:]
-        if case.t > t:
-            t = case.t
-        elif case.t < earliest:
-            earliest = case.t
+            last_errors = (*last_errors, (mode, failure[1], error_type, failure[2] or ""))[-5:]
+        if case_t > t:
+            t = case_t
+        elif case_t < earliest:
+            earliest = case_t
     if not running:
         return state
     for mode, (mode_done, mode_errors, sums, counts) in running.items():
@@ -414,7 +511,8 @@ def reduce(state: RunState, event: Event) -> RunState:
     kind = event.kind
     if kind == "cases_finished":
         assert isinstance(event, CasesFinished)
-        return _fold_cases(state, event.cases, event.t)
+        records = event._records
+        return _fold_cases(state, records if records is not None else event.cases, event.t)
     if kind == "case_finished":
         assert isinstance(event, CaseFinished)
         return _fold_cases(state, (event,), event.t)
