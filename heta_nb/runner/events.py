@@ -1,13 +1,14 @@
 """The runner's event stream and the pure ``RunState`` reducer every display uses.
 
-Events are small frozen objects (dataclasses but for the batch) tagged by ``kind``; ``to_dict``/``event_from_dict``
-turn them into JSON lines, so any run can be recorded and replayed (the widget tests
-do exactly that). Finished cases arrive in batches (:class:`CasesFinished`, one per
-event-loop iteration, at most 32 cases), the moment their checkpoint lines are
-written: a display then does one update per batch, not one per case.
-``reduce(state, event)`` folds events into a :class:`RunState`: counts, per-mode
-running means, errors by type, rate and ETA. It is pure: same
-events, same state, no clock (times come from the events themselves).
+Events are small frozen objects tagged by ``kind`` (dataclasses, except the case
+batch); ``to_dict``/``event_from_dict`` turn them into JSON lines, so any run can
+be recorded and replayed (the widget tests do exactly that). Finished cases
+arrive in batches (:class:`CasesFinished`, one per event-loop iteration, at most
+32 cases), the moment their checkpoint lines are written: a display then does one
+update per batch, not one per case. ``reduce(state, event)`` folds events into a
+:class:`RunState`: counts, per-mode running means, errors by type, rate and ETA.
+It is pure: same events, same state, no clock (times come from the events
+themselves).
 """
 
 from __future__ import annotations
