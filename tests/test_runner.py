@@ -359,3 +359,42 @@ def test_console_progress_output() -> None:
     assert "heta_nb: evaluating 'k' on toy (test), modes good, poor: 24 results" in text
     assert "heta_nb: complete: 24/24 results, 0 errors" in text
     assert console.redraws <= 3  # the fake clock never advanced: no redraw storm
+
+
+def test_resume_reads_a_checkpoint_written_in_the_first_format(tmp_path: Path) -> None:
+    """Format 1 wrapped each result as {"unit_id", "mode", "case_id", "result"}; such a
+    checkpoint (left by an older heta_nb) still resumes, case for case."""
+    store = ReportStore(tmp_path)
+    kb = SlowKB(delay=0.05)
+    run = heta_nb.start(
+        toy_benchmark(20),
+        kb=kb,
+        query_modes=MODES,
+        store=store,
+        report_id="old",
+        concurrency=2,
+        knowledge_base_name="toy kb",
+        progress=False,
+    )
+    deadline = time.monotonic() + 20
+    while run.state.done < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    run.cancel()
+    partial = run.result(timeout=20)
+    path = tmp_path / report_prefix("toy kb", "old") / CHECKPOINT_FILE
+    header, *lines = path.read_text().splitlines()
+    assert lines and all("unit_id" not in json.loads(line) for line in lines)  # format 2: the result itself
+    old_lines = [
+        json.dumps(
+            {"unit_id": "corpus", "mode": r["query_mode"], "case_id": r["case_id"], "result": r},
+            separators=(",", ":"),
+        )
+        for r in map(json.loads, lines)
+    ]
+    path.write_text("\n".join([header.replace('"heta_nb_checkpoint":2', '"heta_nb_checkpoint":1'), *old_lines]) + "\n")
+    final = _run(benchmark=toy_benchmark(20), kb=kb, store=store, report_id="old", resume=True)
+    keys = [(r.case_id, r.query_mode) for r in final.case_results]
+    assert len(keys) == len(set(keys)) == 40
+    assert final.metadata["heta_nb"]["resumed"] == len(lines) == len(partial.case_results)
+    for result in partial.case_results:
+        assert final.case(result.case_id, result.query_mode) == result

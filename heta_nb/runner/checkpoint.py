@@ -2,7 +2,9 @@
 
 The checkpoint is JSON Lines next to the report in the store
 (``.../evaluations/{report_id}/checkpoint.jsonl``): a header line describing the run,
-then one line per finished case × mode with its full result. On a local store the
+then one line per finished case × mode: its full result, as in the report (format
+2; format 1 lines, which wrapped the result with its unit, mode and case id, are
+still read). On a local store the
 lines of the cases that finished in one event-loop iteration reach the file in one
 ``write()`` at the end of that iteration (or every 32 cases when a fast KB never
 lets the loop turn), so a ``kill -9`` loses only cases that were in flight or had
@@ -24,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from heta_nb.model._json import dumps_bytes, dumps_compact, to_json_value
+from heta_nb.model._json import dumps_compact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult
 from heta_nb.store import ReportStore, _LocalBackend, report_prefix
 
@@ -32,7 +34,8 @@ __all__ = ["CHECKPOINT_FILE", "Checkpoint", "CheckpointWriter", "read_checkpoint
 
 CHECKPOINT_FILE = "checkpoint.jsonl"
 PARTS_DIR = "checkpoint"
-FORMAT = 1
+FORMAT = 2
+"""1: each line wrapped the result with its unit, mode and case id; 2: a line is the result."""
 BATCH_LINES = 32
 """A local checkpoint writes at least every this many cases."""
 REMOTE_BATCH_LINES = 256
@@ -64,7 +67,6 @@ class CheckpointWriter:
         self.prefix = report_prefix(knowledge_base_name, report_id)
         self._backend = store._backend
         self._fd: int | None = None
-        self._prefixes: dict[tuple[str, str], bytes] = {}
         self._buffer: list[bytes] = []
         """The pieces of the queued lines."""
         self._queued = 0
@@ -92,19 +94,17 @@ class CheckpointWriter:
             if fresh or not existing:
                 self._write_part([line])
 
-    def append(self, unit_id: str, case_id: str, mode: str, encoded: bytes) -> None:
-        """Queue one finished result (its JSON, from :func:`dumps_bytes`) for the next :meth:`flush`.
+    def append(self, encoded: bytes) -> None:
+        """Queue one finished result (its JSON, as the report holds it) for the next :meth:`flush`.
 
-        Local checkpoints flush by themselves every :data:`BATCH_LINES` lines; the
-        engine calls :meth:`flush` at the end of every event-loop iteration. A line
-        is queued as its pieces, joined once per flush (no copy of the result per line).
+        The line is the result itself: its ``metadata.benchmark_run_unit``,
+        ``case_id`` and ``query_mode`` say which case it is. Local checkpoints flush by
+        themselves every :data:`BATCH_LINES` lines; the engine calls :meth:`flush` at
+        the end of every event-loop iteration. Lines are joined once per flush.
         """
-        prefix = self._prefixes.get((unit_id, mode))
-        if prefix is None:
-            prefix = self._prefixes[(unit_id, mode)] = (
-                b'{"unit_id":' + dumps_bytes(unit_id) + b',"mode":' + dumps_bytes(mode) + b',"case_id":'
-            )
-        self._buffer += (prefix, dumps_bytes(case_id), b',"result":', encoded, b"}\n")
+        buffer = self._buffer
+        buffer.append(encoded)
+        buffer.append(b"\n")
         self._queued += 1
         if self._queued >= BATCH_LINES and self._fd is not None:
             self.flush()
@@ -184,16 +184,21 @@ def read_checkpoint(store: ReportStore, knowledge_base_name: str, report_id: str
         if "heta_nb_checkpoint" in data:
             header = header or data
             continue
+        wrapped = "result" in data and "unit_id" in data  # format 1
         problems = Problems()
         try:
-            checked = EvaluationCaseResult._check(data.get("result"), "result", problems)
+            checked = EvaluationCaseResult._check(data["result"] if wrapped else data, "result", problems)
         except Exception:  # noqa: BLE001 - any damage means: redo this case
             skipped += 1
             continue
         if problems:
             skipped += 1
             continue
-        key = (str(data.get("unit_id")), str(data.get("case_id")), str(data.get("mode")))
+        if wrapped:
+            key = (str(data.get("unit_id")), str(data.get("case_id")), str(data.get("mode")))
+        else:
+            unit = (checked.get("metadata") or {}).get("benchmark_run_unit")
+            key = (str(unit or "corpus"), str(checked["case_id"]), str(checked["query_mode"]))
         results[key] = EvaluationCaseResult._wrap(checked)
     if header is None and not results:
         return None

@@ -669,7 +669,7 @@ class Engine:
         checkpoint = self._checkpoint
         if checkpoint is not None:
             self._encoded[key] = encoded
-            checkpoint.append(unit_id, case.case_id, mode, encoded)
+            checkpoint.append(encoded)
         batch = self._batch
         batch.append((unit_id, result, perf_counter() - self._t0))
         if len(batch) == 1:
