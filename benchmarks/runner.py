@@ -6,6 +6,9 @@
 2. The same with heta_nb's own evaluators for the same metrics (target: >= 2x
    Heta's throughput).
 
+   A last line compares the two runners alone (no evaluators), which is the part
+   heta_nb adds or saves.
+
    Two columns: "loop" is the case loop alone (heta_nb: from RunStarted to the last
    CasesFinished event, with every checkpoint line written and every event reduced),
    which is what Heta's ``_evaluate_cases`` is; "run" is the whole call, which for
@@ -107,7 +110,9 @@ def heta_evaluators() -> tuple[Any, ...]:
     return (EvidenceRecallAtK(k=5), AnswerContains(), AnswerExactMatch())
 
 
-def time_heta(benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, serialize: bool = False) -> float:
+def time_heta(
+    benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, serialize: bool = False, evaluators: Any = None
+) -> float:
     """Heta's per-unit case loop; with ``serialize`` also what its runner does at the end
     for a persisted report (``to_dict()`` of every result and one ``json.dumps``)."""
     config = BenchmarkRunConfig(max_concurrent_queries=concurrency, top_k=10)
@@ -118,7 +123,7 @@ def time_heta(benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, serialize: 
             cases=benchmark.cases,
             knowledge_base=kb,
             query_modes=(MODE,),
-            evaluators=heta_evaluators(),
+            evaluators=heta_evaluators() if evaluators is None else evaluators,
             config=config,
             unit=unit,
         )
@@ -215,6 +220,8 @@ def main() -> None:
     runs: dict[str, list[float]] = {name: [] for name in rows}
     loops: dict[str, list[float]] = {name: [] for name in rows}
     heta_loops: list[float] = []
+    bare_heta: list[float] = []
+    bare_ours: list[float] = []
     for _ in range(args.repeat):  # interleaved, so load changes hit every row alike
         gc.collect()
         heta_loops.append(time_heta(bench, kb, 8))
@@ -224,6 +231,10 @@ def main() -> None:
             runs[name].append(run)
             if loop is not None:
                 loops[name].append(loop)
+        gc.collect()
+        bare_heta.append(time_heta(bench, kb, 8, evaluators=()))
+        gc.collect()
+        bare_ours.append(time_heta_nb(bench, kb, 8, [], store=True)[1])
     heta_loop = min(heta_loops)
     heta_run = min(runs["Heta _evaluate_cases (no events, no checkpoint)"])
     print(f"1-2. no-op KB, 10 results, 3 evaluators, concurrency 8, {n:,} cases (best of {args.repeat}, interleaved)")
@@ -240,6 +251,11 @@ def main() -> None:
             f"{run / n * 1e6:>7.1f} {heta_run / run:>7.2f}x"
         )
     print("   (vs Heta: Heta's time / heta_nb's time, so above 1 means heta_nb is faster)")
+    theirs, ours_bare = min(bare_heta) / n * 1e6, min(bare_ours) / n * 1e6
+    print(
+        f"   the runners alone, no evaluators: Heta {theirs:.1f}, heta_nb {ours_bare:.1f} us/case "
+        f"(events + checkpoint on; {theirs / ours_bare:.2f}x)"
+    )
 
     slow = NoOpKB(latency=0.020)
     bench2k = make_benchmark(2000)
