@@ -174,24 +174,31 @@ def test_everything_is_validated_before_the_first_query(tmp_path: Path) -> None:
     assert kb.calls == calls + 24
 
 
-def test_cancel_returns_a_partial_report_and_resume_finishes_it(tmp_path: Path) -> None:
-    store = ReportStore(tmp_path)
-    kb = SlowKB(delay=0.05)
+def _cancel_after(
+    done: int, *, store: ReportStore, kb: Any, report_id: str, cases: int
+) -> tuple[heta_nb.EvaluationRun, heta_nb.EvaluationReport]:
+    """Start a run, cancel it once ``done`` results are in; the handle and its partial report."""
     run = heta_nb.start(
-        toy_benchmark(40),
+        toy_benchmark(cases),
         kb=kb,
         query_modes=MODES,
         store=store,
-        report_id="r",
+        report_id=report_id,
         concurrency=2,
         knowledge_base_name="toy kb",
         progress=False,
     )
     deadline = time.monotonic() + 20
-    while run.state.done < 6 and time.monotonic() < deadline:
+    while run.state.done < done and time.monotonic() < deadline:
         time.sleep(0.01)
     run.cancel()
-    partial = run.result(timeout=20)
+    return run, run.result(timeout=20)
+
+
+def test_cancel_returns_a_partial_report_and_resume_finishes_it(tmp_path: Path) -> None:
+    store = ReportStore(tmp_path)
+    kb = SlowKB(delay=0.05)
+    run, partial = _cancel_after(6, store=store, kb=kb, report_id="r", cases=40)
     info = partial.metadata["heta_nb"]
     assert info["status"] == "cancelled" and run.status == "cancelled"
     assert 6 <= info["done"] < 80 and info["remaining"] == 80 - info["done"]
@@ -366,21 +373,7 @@ def test_resume_reads_a_checkpoint_written_in_the_first_format(tmp_path: Path) -
     checkpoint (left by an older heta_nb) still resumes, case for case."""
     store = ReportStore(tmp_path)
     kb = SlowKB(delay=0.05)
-    run = heta_nb.start(
-        toy_benchmark(20),
-        kb=kb,
-        query_modes=MODES,
-        store=store,
-        report_id="old",
-        concurrency=2,
-        knowledge_base_name="toy kb",
-        progress=False,
-    )
-    deadline = time.monotonic() + 20
-    while run.state.done < 6 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    run.cancel()
-    partial = run.result(timeout=20)
+    _, partial = _cancel_after(6, store=store, kb=kb, report_id="old", cases=20)
     path = tmp_path / report_prefix("toy kb", "old") / CHECKPOINT_FILE
     header, *lines = path.read_text().splitlines()
     assert lines and all("unit_id" not in json.loads(line) for line in lines)  # format 2: the result itself
