@@ -137,13 +137,8 @@ class _ResultView:
     def keys(self) -> set[str]:
         keys = self._keys
         if keys is None:
-            data = self.data
-            source = data.get("source") or {}
-            origin = source.get("origin")
-            metadata = data.get("metadata")
-            if (origin is None or not isinstance(origin, Mapping)) and (
-                not metadata or metadata.get("origin_source_key") is None
-            ):  # the source is the only candidate
+            source = _sole_source(self.data)
+            if source is not None:
                 keys = _plain_keys(source)
             else:
                 keys = source_values(self.candidates, _KEY_SINGULAR, _KEY_PLURAL)
@@ -193,14 +188,22 @@ def _locator_matches(locator: Mapping[str, Any], result: _ResultView) -> bool:
     return True
 
 
-def _prefix_matches(prefix: str, data: Mapping[str, Any]) -> bool:
-    """``_locator_matches({"source_key_prefix": prefix}, _ResultView(data))`` without the view."""
+def _sole_source(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A result's ``source`` when it is its only provenance (no origin, no origin_source_key)."""
     source = data.get("source") or {}
     origin = source.get("origin")
+    if origin is not None and isinstance(origin, Mapping):
+        return None
     metadata = data.get("metadata")
-    if (origin is not None and isinstance(origin, Mapping)) or (
-        metadata and metadata.get("origin_source_key") is not None
-    ):
+    if metadata and metadata.get("origin_source_key") is not None:
+        return None
+    return source
+
+
+def _prefix_matches(prefix: str, data: Mapping[str, Any]) -> bool:
+    """``_locator_matches({"source_key_prefix": prefix}, _ResultView(data))`` without the view."""
+    source = _sole_source(data)
+    if source is None:
         keys: Iterable[str] = _ResultView(data).keys
     else:
         value = source.get("object_key")

@@ -580,7 +580,8 @@ class Engine:
         """
         c = self.config
         deadlines = self._deadlines
-        due = deadlines.due if deadlines is not None else None
+        if deadlines is not None:
+            due, late, timeout_s = deadlines.due, deadlines.late, deadlines.timeout_s
         started = perf_counter()
         attempts = 0
         raw: Any = None
@@ -589,8 +590,8 @@ class Engine:
         while True:
             attempts += 1
             retryable = False
-            if due is not None:
-                due[task] = perf_counter() + deadlines.timeout_s  # type: ignore[union-attr]
+            if deadlines is not None:
+                due[task] = perf_counter() + timeout_s
             try:
                 if self._wait_for is not None:  # Python 3.10
                     raw = await asyncio.wait_for(query(case.query), self._wait_for)
@@ -612,10 +613,10 @@ class Engine:
                 retryable = getattr(exc, "retryable", False) is True or isinstance(exc, c.retry_on)
                 error = _error(type(exc).__name__, str(exc) or type(exc).__name__, retryable, attempts, exc)
             finally:
-                if due is not None:
+                if deadlines is not None:  # Deadlines.disarm, inline
                     due.pop(task, None)
-                    if deadlines.late:  # type: ignore[union-attr]
-                        deadlines.settle(task)  # type: ignore[union-attr]
+                    if late:
+                        deadlines.settle(task)
             if retryable and attempts <= c.retries:
                 await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
                 continue

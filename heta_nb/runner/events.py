@@ -433,16 +433,21 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
     # mode -> [done, errors, sums, counts], copied from the state on first use
     running: dict[str, list[Any]] = {}
     earliest = t
+    pairs: Iterable[tuple[str, float | None]]
+    failure: tuple[str | None, str, str | None] | None
     for case in cases:
-        record = isinstance(case, tuple)
-        if isinstance(case, tuple):
+        if isinstance(case, tuple):  # an engine record: read the result's JSON
             data = case[1]._data
             mode = data["query_mode"]
-            error = data["error"]
             case_t = case[2]
+            pairs = [(s["name"], _number(s["value"])) for s in data["scores"]]
+            error = data["error"]
+            failure = (error["error_type"], data["case_id"], error["message"]) if error is not None else None
         else:
             mode = case.mode
             case_t = case.t
+            pairs = case.scores.items()
+            failure = None if case.ok else (case.error_type, case.case_id, case.error_message)
         figures = running.get(mode)
         if figures is None:
             progress = per_mode.get(mode)
@@ -454,9 +459,6 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
         figures[0] += 1
         sums = figures[2]
         counts = figures[3]
-        pairs = (
-            [(s["name"], _number(s["value"])) for s in data["scores"]] if type(case) is tuple else case.scores.items()  # type: ignore[union-attr]
-        )
         for name, value in pairs:
             if value is not None:
                 if name in sums:
@@ -468,13 +470,6 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             if name not in metrics:
                 metrics = (*metrics, name)
         done += 1
-        failure: tuple[str | None, str, str | None] | None
-        if record:
-            failure = (error["error_type"], data["case_id"], error["message"]) if error is not None else None
-        elif not case.ok:  # type: ignore[union-attr]
-            failure = (case.error_type, case.case_id, case.error_message)  # type: ignore[union-attr]
-        else:
-            failure = None
         if failure is not None:
             figures[1] += 1
             errors += 1
