@@ -253,6 +253,40 @@ def test_adapters_for_functions_objects_and_heta_style_evaluators() -> None:
         as_evaluator(42)
 
 
+def test_a_builtin_subclass_that_only_overrides_score_still_runs() -> None:
+    """Built-ins now implement score_json (the runner records it as it is); a subclass
+    written against score() alone keeps working, in the runner and on its own."""
+    from runner_support import exact_kb, toy_benchmark
+
+    from heta_nb.evaluators import BuiltinEvaluator
+
+    class Legacy(BuiltinEvaluator):
+        name = "legacy"
+
+        def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+            return EvaluationScore(name=self.name, value=len(response["results"]) / 10, metadata={"n": 1})
+
+    legacy = Legacy()
+    assert legacy.score_json(_case(), {"results": [{}] * 3}) == {
+        "name": "legacy",
+        "value": 0.3,
+        "passed": None,
+        "metadata": {"n": 1},
+    }
+    report = heta_nb.evaluate(
+        toy_benchmark(4),
+        kb=exact_kb,
+        query_modes=["good"],
+        evaluators=[legacy, "answer_contains"],
+        store=None,
+        knowledge_base_name="k",
+        progress=False,
+    )
+    assert [r.score("legacy").metadata["n"] for r in report.case_results] == [1] * 4
+    assert all(r.score("answer_contains") is not None for r in report.case_results)
+    assert get("answer_contains").score(_case(answers=("x",)), {"answer": "X"}).value is True
+
+
 @pytest.mark.skipif(not heta_available(), reason="needs heta")
 def test_builtins_work_inside_hetas_own_protocol() -> None:
     """heta_nb's evaluators have Heta's async evaluate(case=, response=) too."""

@@ -20,7 +20,6 @@ from typing import Any
 
 from heta_nb.evaluators.base import BuiltinEvaluator
 from heta_nb.evaluators.evidence import normalize_text
-from heta_nb.model.report import EvaluationScore
 
 __all__ = ["AnswerContains", "AnswerExactMatch", "AnswerF1", "squad_tokens", "token_f1"]
 
@@ -28,7 +27,7 @@ __all__ = ["AnswerContains", "AnswerExactMatch", "AnswerF1", "squad_tokens", "to
 class _AnswerMatch(BuiltinEvaluator):
     exact = False
 
-    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+    def score_json(self, case: Any, response: dict[str, Any]) -> dict[str, Any]:
         """Score the response's answer against the case's expected answers."""
         expected = tuple(case.expected.answers)
         if not expected:
@@ -39,9 +38,7 @@ class _AnswerMatch(BuiltinEvaluator):
         else:
             matched = [a for a in expected if normalize_text(a) in actual]
         ok = bool(matched)
-        return EvaluationScore._wrap(
-            {"name": self.name, "value": ok, "passed": ok, "metadata": {"matched_answers": matched}}
-        )
+        return {"name": self.name, "value": ok, "passed": ok, "metadata": {"matched_answers": matched}}
 
 
 class AnswerContains(_AnswerMatch):
@@ -87,7 +84,7 @@ class AnswerF1(BuiltinEvaluator):
 
     name = "answer_f1"
 
-    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+    def score_json(self, case: Any, response: dict[str, Any]) -> dict[str, Any]:
         """Score the response's answer (a missing answer scores 0.0)."""
         expected = tuple(case.expected.answers)
         if not expected:
@@ -95,11 +92,9 @@ class AnswerF1(BuiltinEvaluator):
         answer = response.get("answer") or ""
         best = max(((token_f1(answer, gold), gold) for gold in expected), key=lambda item: item[0][0])
         (f1, precision, recall), gold = best
-        return EvaluationScore._wrap(
-            {
-                "name": self.name,
-                "value": f1,
-                "passed": None,
-                "metadata": {"best_answer": gold, "precision": precision, "recall": recall},
-            }
-        )
+        return {
+            "name": self.name,
+            "value": f1,
+            "passed": None,
+            "metadata": {"best_answer": gold, "precision": precision, "recall": recall},
+        }

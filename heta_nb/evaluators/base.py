@@ -58,15 +58,26 @@ def response_data(response: Any) -> dict[str, Any]:
 
 
 class BuiltinEvaluator:
-    """Base class of heta_nb's own evaluators: a synchronous ``score`` on JSON data."""
+    """Base class of heta_nb's own evaluators: a synchronous score of JSON data.
+
+    A subclass implements :meth:`score_json`, which returns the score's JSON object
+    (the runner records it as it is); :meth:`score` wraps it. Older subclasses that
+    override only :meth:`score` still work.
+    """
 
     name: str = "builtin"
     native = True
-    """The runner passes heta_nb's ``QueryResponse`` (not the KB's raw object)."""
+    """The runner passes the response's report JSON (not the KB's raw object)."""
 
-    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:  # pragma: no cover
+    def score_json(self, case: Any, response: dict[str, Any]) -> dict[str, Any]:
+        """Score the serialized response ``response`` for ``case``: the score's JSON object."""
+        if type(self).score is BuiltinEvaluator.score:  # pragma: no cover - a subclass implements one
+            raise NotImplementedError
+        return self.score(case, response)._data  # type: ignore[no-any-return]
+
+    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
         """Score the serialized response ``response`` for ``case``."""
-        raise NotImplementedError
+        return EvaluationScore._wrap(self.score_json(case, response))
 
     async def evaluate(self, *, case: Any, response: Any) -> EvaluationScore:
         """Heta's evaluator protocol, so built-ins also work inside Heta's own runner."""
@@ -75,15 +86,13 @@ class BuiltinEvaluator:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
 
-    def _skipped(self, value: float | bool, reason: str) -> EvaluationScore:
-        return EvaluationScore._wrap(
-            {
-                "name": self.name,
-                "value": value,
-                "passed": None,
-                "metadata": {"skipped": True, "reason": reason},
-            }
-        )
+    def _skipped(self, value: float | bool, reason: str) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": value,
+            "passed": None,
+            "metadata": {"skipped": True, "reason": reason},
+        }
 
 
 class FunctionEvaluator:
@@ -125,7 +134,7 @@ def _accepts_keywords(func: Callable[..., Any]) -> bool:
 
 
 NATIVE = "native"
-"""A built-in: ``fn(case, response_json)``, synchronous."""
+"""A built-in: ``fn(case, response_json)``, synchronous, returns the score's JSON object."""
 KEYWORDS = "keywords"
 """Heta's protocol: ``fn(case=case, response=raw_response)``."""
 POSITIONAL = "positional"
@@ -151,7 +160,7 @@ class PreparedEvaluator:
         self.native = isinstance(original, BuiltinEvaluator)
         self.fn: Callable[..., Any]
         if self.native:
-            self.fn = original.score
+            self.fn = original.score_json
             self.convention = NATIVE
             self.is_async = False
             return
@@ -166,7 +175,7 @@ class PreparedEvaluator:
         self.convention = KEYWORDS if _accepts_keywords(method) else POSITIONAL
 
     def call(self, case: Any, raw_response: Any, response: QueryResponse | dict[str, Any]) -> Any:
-        """Invoke the evaluator (returns an awaitable when it is async)."""
+        """Invoke the evaluator (an awaitable when it is async; a built-in returns its score's JSON)."""
         if self.convention is NATIVE:
             return self.fn(case, response._data if isinstance(response, QueryResponse) else response)
         if self.convention is KEYWORDS:

@@ -37,7 +37,6 @@ from typing import Any
 from heta_nb.evaluators import ranking
 from heta_nb.evaluators.base import BuiltinEvaluator
 from heta_nb.evaluators.evidence import as_sequence, result_source_candidates
-from heta_nb.model.report import EvaluationScore
 
 __all__ = ["DOCUMENT_METRICS", "DocumentMetric", "judgements", "ranked_document_ids", "result_document_ids"]
 
@@ -151,7 +150,7 @@ class DocumentMetric(BuiltinEvaluator):
         self._function = DOCUMENT_METRICS[metric]
         self._heta = metric.startswith("beir_")
 
-    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+    def score_json(self, case: Any, response: dict[str, Any]) -> dict[str, Any]:
         """Score one serialized response against the case's judgements."""
         qrels = judgements(case, integer=self._heta)
         if not qrels:
@@ -159,16 +158,14 @@ class DocumentMetric(BuiltinEvaluator):
         ranked = ranked_document_ids(response["results"], self.k)
         value = self._function(ranked, qrels, self.k)
         matched = [d for d in ranked if d in qrels]
-        return EvaluationScore._wrap(
-            {
-                "name": self.name,
-                "value": value,
-                "passed": None,
-                "metadata": {
-                    "relevant_documents": len(qrels),
-                    "retrieved_documents": len(ranked),
-                    "matched_documents": matched,
-                    "missing_documents": [d for d in qrels if d not in ranked],
-                },
-            }
-        )
+        return {
+            "name": self.name,
+            "value": value,
+            "passed": None,
+            "metadata": {
+                "relevant_documents": len(qrels),
+                "retrieved_documents": len(ranked),
+                "matched_documents": matched,
+                "missing_documents": [d for d in qrels if d not in ranked],
+            },
+        }

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from heta_nb.evaluators.base import BuiltinEvaluator
-from heta_nb.model.report import EvaluationScore
 
 __all__ = ["EvidenceRecall", "as_sequence", "normalize_text", "result_source_candidates", "source_values"]
 
@@ -254,7 +253,7 @@ class EvidenceRecall(BuiltinEvaluator):
         self.k = k
         self.name = f"evidence_recall@{k}"
 
-    def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
+    def score_json(self, case: Any, response: dict[str, Any]) -> dict[str, Any]:
         """Score one serialized response (see the module docstring)."""
         expected = tuple(case.expected.evidence)
         if not expected:
@@ -287,16 +286,14 @@ class EvidenceRecall(BuiltinEvaluator):
                     matched_refs.append(reference)
             elif reference:
                 missing_refs.append(reference)
-        return EvaluationScore._wrap(
-            {
-                "name": self.name,
-                "value": matched / len(expected),
-                "passed": None,
-                "metadata": {
-                    "matched": matched,
-                    "expected": len(expected),
-                    "matched_reference_ids": matched_refs,
-                    "missing_reference_ids": missing_refs,
-                },
-            }
-        )
+        return {
+            "name": self.name,
+            "value": matched / len(expected),
+            "passed": None,
+            "metadata": {
+                "matched": matched,
+                "expected": len(expected),
+                "matched_reference_ids": matched_refs,
+                "missing_reference_ids": missing_refs,
+            },
+        }

@@ -629,15 +629,15 @@ class Engine:
             for evaluator in self.evaluators:
                 try:
                     convention = evaluator.convention
-                    if convention is NATIVE:
-                        outcome = evaluator.fn(case, response)
+                    if convention is NATIVE:  # a built-in: its score's JSON object, as it is
+                        scores.append(evaluator.fn(case, response))
+                        continue
+                    if convention is KEYWORDS:
+                        outcome = evaluator.fn(case=case, response=raw)
                     else:
-                        if convention is KEYWORDS:
-                            outcome = evaluator.fn(case=case, response=raw)
-                        else:
-                            outcome = evaluator.fn(case, raw)
-                        if evaluator.is_async or inspect.isawaitable(outcome):
-                            outcome = await outcome
+                        outcome = evaluator.fn(case, raw)
+                    if evaluator.is_async or inspect.isawaitable(outcome):
+                        outcome = await outcome
                     scores.append(score_data(outcome, evaluator.name))
                 except asyncio.CancelledError:
                     raise
