@@ -23,17 +23,19 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MetricCollector", "MetricSummary", "heta_score_summary", "numeric_value", "summarize_metrics"]
 
 
+_EXACT_NUMBERS = frozenset((float, int, bool))
+"""Types whose ``float()`` is :func:`numeric_value` (bool -> 1.0/0.0)."""
+
+
 def numeric_value(value: Any) -> float | None:
     """A score value as Heta's summary counts it: bool -> 1.0/0.0, number -> float, else None."""
+    if type(value) in _EXACT_NUMBERS:  # the common case, first
+        return float(value)
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)):
         return float(value)
     return None
-
-
-_EXACT_NUMBERS = frozenset((float, int, bool))
-"""Types whose ``float()`` is :func:`numeric_value` (bool -> 1.0/0.0)."""
 
 
 def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str, float]:
@@ -53,14 +55,9 @@ def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str
         if lists is None:
             lists = by_mode[mode] = {}
         for score in data["scores"]:
-            value = score["value"]
-            if type(value) in _EXACT_NUMBERS:
-                numeric = float(value)
-            else:
-                converted = numeric_value(value)
-                if converted is None:
-                    continue
-                numeric = converted
+            numeric = numeric_value(score["value"])
+            if numeric is None:
+                continue
             items = lists.get(score["name"])
             if items is None:
                 lists[score["name"]] = [numeric]

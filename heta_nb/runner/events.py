@@ -206,20 +206,12 @@ def case_finished(unit_id: str, result: EvaluationCaseResult, t: float) -> CaseF
         error is None,
         data["latency_ms"],
         int(run_info.get("attempts", 1)),
-        {s["name"]: _number(s["value"]) for s in data["scores"]},
+        {s["name"]: numeric_value(s["value"]) for s in data["scores"]},
         error["error_type"] if error else None,
         error["message"] if error else None,
         result,
         t,
     )
-
-
-_EXACT_NUMBERS = frozenset((float, int, bool))
-
-
-def _number(value: Any) -> float | None:
-    """:func:`numeric_value`, with the common types first."""
-    return float(value) if type(value) in _EXACT_NUMBERS else numeric_value(value)
 
 
 @dataclass(frozen=True)
@@ -440,7 +432,7 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             data = case[1]._data
             mode = data["query_mode"]
             case_t = case[2]
-            pairs = [(s["name"], _number(s["value"])) for s in data["scores"]]
+            pairs = [(s["name"], numeric_value(s["value"])) for s in data["scores"]]
             error = data["error"]
             failure = (error["error_type"], data["case_id"], error["message"]) if error is not None else None
         else:
