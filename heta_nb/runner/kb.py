@@ -262,10 +262,10 @@ def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryRespon
         InvalidResponseError: with a message saying what was returned and what was
             expected (the runner records it as the case's error).
     """
+    kind = type(raw)
+    if kind in _HETA_RESPONSE_TYPES:
+        return QueryResponse._wrap(normalize_response_data(raw, mode, safe=safe))
     try:
-        kind = type(raw)
-        if kind in _HETA_RESPONSE_TYPES:
-            return QueryResponse._wrap(_heta_response(raw, _safe_mapping if safe else _shared))
         if isinstance(raw, QueryResponse):
             return raw
         if _is_heta_object(raw) and hasattr(raw, "results") and hasattr(raw, "mode"):
