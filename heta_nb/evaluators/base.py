@@ -152,14 +152,13 @@ class PreparedEvaluator:
     a non-native evaluator may still hand back an awaitable, which is awaited too.
     """
 
-    __slots__ = ("name", "original", "is_async", "native", "fn", "convention")
+    __slots__ = ("name", "original", "is_async", "fn", "convention")
 
     def __init__(self, original: Any) -> None:
         self.original = original
         self.name = _evaluator_name(original)
-        self.native = isinstance(original, BuiltinEvaluator)
         self.fn: Callable[..., Any]
-        if self.native:
+        if isinstance(original, BuiltinEvaluator):
             self.fn = original.score_json
             self.convention = NATIVE
             self.is_async = False
@@ -173,6 +172,11 @@ class PreparedEvaluator:
         else:
             self.is_async = inspect.iscoroutinefunction(method)
         self.convention = KEYWORDS if _accepts_keywords(method) else POSITIONAL
+
+    @property
+    def native(self) -> bool:
+        """A heta_nb built-in (convention :data:`NATIVE`)."""
+        return self.convention is NATIVE
 
     def call(self, case: Any, raw_response: Any, response: QueryResponse | dict[str, Any]) -> Any:
         """Invoke the evaluator (an awaitable when it is async; a built-in returns its score's JSON)."""
