@@ -235,28 +235,25 @@ def _brief(value: Any, budget: int, depth: int = 0) -> str:
     if depth >= 2:
         return "{…}" if isinstance(value, Mapping) else "[…]"
     if isinstance(value, Mapping):
-        parts = []
-        used = 2
-        for key, item in islice(value.items(), 8):
-            part = f"{_short(key, 40)}: {_brief(item, max(budget - used, 8), depth + 1)}"
-            parts.append(part)
-            used += len(part) + 2
-            if used >= budget:
-                break
-        more = len(value) - len(parts)
-        return "{" + ", ".join(parts) + (f", … +{more:,}" if more > 0 else "") + "}"
+        items = ((f"{_short(key, 40)}: ", item) for key, item in islice(value.items(), 8))
+        return _brief_items(items, len(value), "{}", budget, depth)
     if isinstance(value, (list, tuple)):
-        parts = []
-        used = 2
-        for item in islice(value, 10):
-            part = _brief(item, max(budget - used, 8), depth + 1)
-            parts.append(part)
-            used += len(part) + 2
-            if used >= budget:
-                break
-        more = len(value) - len(parts)
-        return "[" + ", ".join(parts) + (f", … +{more:,}" if more > 0 else "") + "]"
+        return _brief_items((("", item) for item in islice(value, 10)), len(value), "[]", budget, depth)
     return _short(type(value).__name__, 40)
+
+
+def _brief_items(items: Iterable[tuple[str, Any]], total: int, brackets: str, budget: int, depth: int) -> str:
+    """``(label, item)`` pairs of a container, described until ``budget`` runs out."""
+    parts = []
+    used = 2
+    for label, item in items:
+        part = label + _brief(item, max(budget - used, 8), depth + 1)
+        parts.append(part)
+        used += len(part) + 2
+        if used >= budget:
+            break
+    more = total - len(parts)
+    return brackets[0] + ", ".join(parts) + (f", … +{more:,}" if more > 0 else "") + brackets[1]
 
 
 def _pairs(
