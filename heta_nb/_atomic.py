@@ -13,7 +13,7 @@ __all__ = ["write_atomically"]
 _IOV_MAX = 1024
 
 
-def _write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
+def write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
     """Write every chunk with ``writev`` (no joined copy of a large file in memory)."""
     pending: Sequence[bytes | memoryview] = chunks
     start = 0
@@ -46,7 +46,7 @@ def write_atomically(path: str | os.PathLike[str], data: bytes | Sequence[bytes]
                 handle.write(data)
                 handle.flush()
             else:
-                _write_chunks(handle.fileno(), data)
+                write_chunks(handle.fileno(), data)
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from heta_nb._atomic import write_chunks
 from heta_nb.model._json import dumps_compact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult
 from heta_nb.store import ReportStore, _LocalBackend, report_prefix
@@ -115,7 +116,7 @@ class CheckpointWriter:
             return
         if self._fd is not None:
             buffer, self._buffer, self._queued = self._buffer, [], 0
-            os.write(self._fd, b"".join(buffer))
+            write_chunks(self._fd, buffer)  # writev: no joined copy; short writes completed
             return
         if force or self._queued >= REMOTE_BATCH_LINES or time.monotonic() - self._last_flush > REMOTE_BATCH_S:
             buffer, self._buffer, self._queued = self._buffer, [], 0
