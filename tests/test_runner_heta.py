@@ -6,11 +6,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from helpers import FIXTURES, heta_jsonl_benchmark, heta_recipe, requires_heta
 
 import heta_nb
 from heta_nb.model import BenchmarkManifest
+from heta_nb.model.io import decode_report, encode_report
 
 pytestmark = requires_heta
 
@@ -345,3 +347,49 @@ def test_a_protocol_benchmark_with_a_nesting_document_id_writes_nothing(tmp_path
     with pytest.raises(ValueError, match="plain path segment"):
         heta_nb.evaluate(Nesting(), recipe=recipe, knowledge_base_name="kb", progress=False, workspace=tmp_path / "w")
     assert not (tmp_path / "objects").exists() or list((tmp_path / "objects").rglob("*")) == []
+
+
+def test_heta_objects_that_contain_themselves_become_recorded_errors_not_a_failed_run() -> None:
+    """Heta copies ``source`` and ``metadata`` one level deep, so a cycle below survives.
+
+    A cyclic score metadata is that evaluator's error (the response is kept); a cyclic
+    result source makes the response unwritable, so the case is an
+    ``InvalidResponseError``. Every case is recorded and the run completes.
+    """
+    from heta_framework.evaluation.types import EvaluationScore
+    from heta_framework.kb.search import QueryResponse, QueryResult
+
+    loop: dict[str, Any] = {}
+    loop["itself"] = loop
+
+    class CyclicKB:
+        name = "cyclic kb"
+
+        async def query(self, query: str, *, mode: str, top_k: int, options: Any, trace: bool) -> Any:
+            source = loop if query.endswith("3?") else {"document_id": "d1"}
+            return QueryResponse(mode=mode, results=(QueryResult(id="r1", text="answer", source=source),))
+
+    class CyclicScore:
+        name = "cyclic_score"
+
+        async def evaluate(self, *, case: Any, response: Any) -> Any:
+            metadata = loop if case.case_id.endswith("1") else {"fine": True}
+            return EvaluationScore(name=self.name, value=1.0, metadata=metadata)
+
+    cases = pd.DataFrame({"case_id": [f"c{i}" for i in range(5)], "query": [f"q {i}?" for i in range(5)]})
+    benchmark = heta_nb.Benchmark.from_frame(cases, manifest=MANIFEST)
+    report = heta_nb.evaluate(
+        benchmark, kb=CyclicKB(), query_modes=["m"], evaluators=[CyclicScore(), "answer_contains"], progress=False
+    )
+    by_case = {r.case_id: r for r in report.case_results}
+    assert len(by_case) == 5 and report.metadata["heta_nb"]["status"] == "complete"
+    scored = by_case["c1"]
+    assert scored.error is None and scored.response is not None
+    assert scored.score("cyclic_score").value == "error"
+    assert scored.metadata["heta_nb"]["evaluator_errors"] == ("cyclic_score",)
+    unwritable = by_case["c3"]
+    assert unwritable.error is not None and unwritable.error.error_type == "InvalidResponseError"
+    assert "cannot be written as JSON" in unwritable.error.message and unwritable.response is None
+    for case_id in ("c0", "c2", "c4"):
+        assert by_case[case_id].error is None and by_case[case_id].score("cyclic_score").value == 1.0
+    assert decode_report(encode_report(report), source="cyclic run") == report

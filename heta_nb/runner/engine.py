@@ -186,14 +186,20 @@ class Engine:
         self._results: dict[tuple[int, int, int], EvaluationCaseResult] = {}
         self._encoded: dict[tuple[int, int, int], bytes] = {}
         """Each result's JSON, as written to the checkpoint (reused by the final save)."""
-        self._batch: list[CaseRecord] = []
-        """Cases finished since the last flush (see :meth:`_flush`)."""
+        self._batch: list[tuple[tuple[int, int, int], str, dict[str, Any], Any, float]] = []
+        """Cases finished since the last flush, not yet encoded (see :meth:`_flush`)."""
         self._deadlines: _deadlines.Deadlines | None = None
         self._wait_for: float | None = None
         self._warnings: list[str] = []
         self._errors = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._checkpoint: CheckpointWriter | None = None
+        self._failure: Exception | None = None
+        """What failed in an event-loop callback (see :meth:`_flush_soon`) or a worker."""
+        self.status: RunStatus | None = None
+        """How the run ended, once it has (``failed`` too when the report could not be saved)."""
+        self.failure: str | None = None
+        """Why a failed run failed."""
         self.report: EvaluationReport | None = None
         self._validate()
 
@@ -347,8 +353,8 @@ class Engine:
         if self.kb_adapter is not None:
             self.kb_adapter.close()
         report = await self._finish(status, failure)
-        if status == "failed":
-            raise RunFailedError(f"the evaluation failed after {len(self._results)} results: {failure}", report)
+        if self.status == "failed":
+            raise RunFailedError(f"the evaluation failed after {len(self._results)} results: {self.failure}", report)
         return report
 
     async def _prepare(self) -> None:
@@ -551,14 +557,19 @@ class Engine:
             await asyncio.gather(*self._workers)
         except asyncio.CancelledError:
             self._cancelled = True
-            for task in self._workers:
-                task.cancel()
-            await asyncio.gather(*self._workers, return_exceptions=True)
+        except Exception as exc:  # a worker failed: a checkpoint write, say
+            if self._failure is None:
+                self._failure = exc
         finally:
-            self._workers = []
+            workers, self._workers = self._workers, []
+            for task in workers:  # none left running behind a failure
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
             if deadlines is not None:
                 await deadlines.stop()
             self._flush()
+        if self._failure is not None:
+            raise self._failure
 
     async def _run_case(
         self,
@@ -660,31 +671,59 @@ class Engine:
             "error": error,
             "metadata": {"benchmark_run_unit": unit_id, "knowledge_base_name": kb_name, "heta_nb": extra},
         }
-        data, encoded = self._encode_result(data, raw, mode)
-        error = data["error"]
-        result = _wrap_result(data)
-        key = (unit_index, case_index, mode_index)
-        self._results[key] = result
-        if error is not None:
-            self._errors += 1
-        checkpoint = self._checkpoint
-        if checkpoint is not None:
-            self._encoded[key] = encoded
-            checkpoint.append(encoded)
         batch = self._batch
-        batch.append((unit_id, result, perf_counter() - self._t0))
+        batch.append(((unit_index, case_index, mode_index), unit_id, data, raw, perf_counter() - self._t0))
         if len(batch) == 1:
-            self._loop_call_soon(self._flush)  # at the end of this event-loop iteration
+            self._loop_call_soon(self._flush_soon)  # at the end of this event-loop iteration
         elif len(batch) >= BATCH_LINES:
             self._flush()
 
     def _flush(self) -> None:
-        """Write the finished cases' checkpoint lines, then tell the subscribers."""
-        if self._checkpoint is not None:
-            self._checkpoint.flush(force=False)
-        if self._batch:
-            batch, self._batch = self._batch, []
-            self.emit(CasesFinished(t=self.now(), records=tuple(batch)))
+        """Record the cases finished since the last flush, checkpoint them, tell the subscribers.
+
+        A batch is encoded together, after its cases were scored, rather than each
+        case as it is scored: that keeps the evaluators' and the encoder's working
+        sets apart (measured: 4-9 % less time per case, see benchmarks/runner.py).
+        Every result is recorded before the first checkpoint write, so a write that
+        fails (a full disk) loses nothing the final report would hold.
+        """
+        batch, self._batch = self._batch, []
+        checkpoint = self._checkpoint
+        if batch:
+            results = self._results
+            encoded_results = self._encoded
+            encode = self._encode_result
+            records: list[CaseRecord] = []
+            lines: list[bytes] = []
+            for key, unit_id, data, raw, t in batch:
+                try:
+                    data, encoded = encode(data, raw, data["query_mode"])
+                except Exception as exc:  # noqa: BLE001 - e.g. a response that contains itself
+                    data, encoded = _unencodable(data, exc)
+                result = _wrap_result(data)
+                results[key] = result
+                if data["error"] is not None:
+                    self._errors += 1
+                if checkpoint is not None:
+                    encoded_results[key] = encoded
+                    lines.append(encoded)
+                records.append((unit_id, result, t))
+            if checkpoint is not None:
+                for line in lines:
+                    checkpoint.append(line)
+        if checkpoint is not None:
+            checkpoint.flush(force=False)
+        if batch:
+            self.emit(CasesFinished(t=self.now(), records=tuple(records)))
+
+    def _flush_soon(self) -> None:
+        """:meth:`_flush` as an event-loop callback: if it fails, the run fails (not the loop's log)."""
+        try:
+            self._flush()
+        except Exception as exc:  # noqa: BLE001 - re-raised by _run_unit
+            self._failure = exc
+            for task in self._workers:
+                task.cancel()
 
     def _encode_result(self, data: dict[str, Any], raw: Any, mode: str) -> tuple[dict[str, Any], bytes]:
         """The result and its JSON; converts what is not plain JSON the way Heta would.
@@ -710,19 +749,14 @@ class Engine:
         for score in data["scores"]:
             try:
                 scores.append(to_json_value(score, f"score {score.get('name')!r}"))
-            except TypeError as exc:  # the evaluator's metadata: an evaluator error, response kept
+            except (TypeError, ValueError, RecursionError) as exc:  # the evaluator's metadata: its error
                 data["metadata"]["heta_nb"].setdefault("evaluator_errors", []).append(score.get("name"))
-                scores.append(_error_score(score.get("name"), "TypeError", str(exc)))
+                scores.append(_error_score(score.get("name"), type(exc).__name__, str(exc)))
         data["scores"] = scores
         try:
             safe = to_json_value(data, "result")
         except TypeError as exc:
-            data["response"] = None
-            data["scores"] = []
-            attempts = data["metadata"]["heta_nb"]["attempts"]
-            message = f"the response cannot be written as JSON: {exc}"
-            data["error"] = _error("InvalidResponseError", message, False, attempts)
-            safe = to_json_value(data, "result")
+            return _unencodable(data, exc)
         return safe, dumps_bytes_exact(safe)
 
     async def _finish(self, status: RunStatus, failure: str | None) -> EvaluationReport:
@@ -794,15 +828,26 @@ class Engine:
         )
         key = None
         if self.store is not None:
-            if self._checkpoint is not None:
-                self._checkpoint.close()
-            key = self.store.key_for(self.knowledge_base_name, self.report_id)
-            report = report.replace(report_key=key)
-            encoded = self._encode(report, [self._encoded.get(k) for k in order])
-            await asyncio.to_thread(self.store.save, report, overwrite=True, encoded=encoded)
-            if status == "complete" and self._checkpoint is not None:
-                self._checkpoint.delete()
+            try:
+                if self._checkpoint is not None:
+                    self._checkpoint.close()
+                key = self.store.key_for(self.knowledge_base_name, self.report_id)
+                saved = report.replace(report_key=key)
+                encoded = self._encode(saved, [self._encoded.get(k) for k in order])
+                await asyncio.to_thread(self.store.save, saved, overwrite=True, encoded=encoded)
+            except Exception as exc:  # a full disk, say: the caller still gets every result
+                key = None
+                status = "failed"
+                problem = f"the report could not be saved to {self.store.location}: {type(exc).__name__}: {exc}"
+                failure = f"{failure}; {problem}" if failure else problem
+                heta_nb_meta = {**heta_nb_meta, "status": status, "failure": failure}
+                report = report.replace(metadata={**metadata, "heta_nb": heta_nb_meta})
+            else:
+                report = saved
+                if status == "complete" and self._checkpoint is not None:
+                    self._checkpoint.delete()
         self.report = report
+        self.status, self.failure = status, failure
         self.emit(
             RunFinished(
                 status=status,
@@ -834,6 +879,17 @@ class Engine:
                 chunks.append(dumps_bytes_exact(name) + b":" + dumps_bytes_exact(value))
         chunks.append(b"}")
         return chunks
+
+
+def _unencodable(data: dict[str, Any], exc: BaseException) -> tuple[dict[str, Any], bytes]:
+    """The result as an ``InvalidResponseError`` case: its response cannot be written as JSON."""
+    data["response"] = None
+    data["scores"] = []
+    attempts = data["metadata"]["heta_nb"]["attempts"]
+    message = f"the response cannot be written as JSON: {exc}"
+    data["error"] = _error("InvalidResponseError", message, False, attempts)
+    safe = to_json_value(data, "result")
+    return safe, dumps_bytes_exact(safe)
 
 
 def _encode_case(data: dict[str, Any]) -> bytes:
