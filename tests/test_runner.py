@@ -17,7 +17,7 @@ from heta_nb import ReportStore
 from heta_nb.errors import ReportExistsError, UnsafeNameError
 from heta_nb.model import QueryResponse, heta_score_summary
 from heta_nb.runner import RunError, event_from_dict, replay
-from heta_nb.runner.checkpoint import CHECKPOINT_FILE
+from heta_nb.runner.checkpoint import CHECKPOINT_FILE, read_checkpoint
 from heta_nb.runner.events import to_dict
 from heta_nb.store import report_prefix
 
@@ -218,6 +218,36 @@ def test_cancel_returns_a_partial_report_and_resume_finishes_it(tmp_path: Path) 
     assert (tmp_path / final.report_key).read_bytes() == final.to_json().encode("utf-8")
     for result in partial.case_results:  # resumed results are the very same records
         assert final.case(result.case_id, result.query_mode) == result
+
+
+def test_a_line_torn_by_a_kill_is_ended_before_a_resumed_run_appends(tmp_path: Path) -> None:
+    """Without the repair the resumed run's first line would join the torn one and be lost."""
+    store = ReportStore(tmp_path)
+    kb = SlowKB(delay=0.02)
+    _, first = _cancel_after(4, store=store, kb=kb, report_id="t", cases=40)
+    path = tmp_path / report_prefix("toy kb", "t") / CHECKPOINT_FILE
+    with path.open("ab") as handle:
+        handle.write(b'{"case_id":"c039","query":"wh')  # what kill -9 mid-write leaves
+    run = heta_nb.start(
+        toy_benchmark(40),
+        kb=kb,
+        query_modes=MODES,
+        store=store,
+        report_id="t",
+        resume=True,
+        concurrency=2,
+        knowledge_base_name="toy kb",
+        progress=False,
+    )
+    deadline = time.monotonic() + 20
+    while run.state.done < len(first.case_results) + 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    run.cancel()
+    second = run.result(timeout=20)
+    assert len(second.case_results) >= len(first.case_results) + 6
+    checkpoint = read_checkpoint(store, "toy kb", "t")
+    assert checkpoint is not None and checkpoint.skipped_lines == 1
+    assert set(checkpoint.results) == {("corpus", r.case_id, r.query_mode) for r in second.case_results}
 
 
 def test_resume_refuses_a_different_configuration(tmp_path: Path) -> None:

@@ -4,14 +4,14 @@ The checkpoint is JSON Lines next to the report in the store
 (``.../evaluations/{report_id}/checkpoint.jsonl``): a header line describing the run,
 then one line per finished case × mode: its full result, as in the report (format
 2; format 1 lines, which wrapped the result with its unit, mode and case id, are
-still read). On a local store the
-lines of the cases that finished in one event-loop iteration reach the file in one
-``write()`` at the end of that iteration (or every 32 cases when a fast KB never
-lets the loop turn), so a ``kill -9`` loses only cases that were in flight or had
-finished microseconds earlier; a torn last line is ignored on resume and those
-cases run again. On fsspec and Heta object stores, which cannot append, lines are
-written as numbered part objects (``checkpoint/part-000001.jsonl``) every second or
-256 cases.
+still read). On a local store the lines of the cases that finished in one
+event-loop iteration reach the file in one ``writev()`` at the end of that
+iteration (or every 32 cases when a fast KB never lets the loop turn), so a
+``kill -9`` loses only cases that were in flight or had finished microseconds
+earlier; a torn last line is ignored on resume (and ended, so the resumed run's
+lines stay whole) and those cases run again. On fsspec and Heta object stores,
+which cannot append, lines are written as numbered part objects
+(``checkpoint/part-000001.jsonl``) every second or 256 cases.
 
 After a complete run the report holds everything and the checkpoint is deleted;
 after a cancelled or failed run it stays, and ``resume=True`` picks up from it.
@@ -87,8 +87,11 @@ class CheckpointWriter:
             # An unbuffered O_APPEND descriptor: each line reaches the kernel in one
             # write() as the case finishes, so it survives the process being killed.
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            if fresh or os.fstat(self._fd).st_size == 0:
-                os.write(self._fd, line)
+            size = os.fstat(self._fd).st_size
+            if fresh or size == 0:
+                write_chunks(self._fd, [line])
+            elif not _ends_a_line(path, size):  # a line torn by kill -9: end it, or the next one joins it
+                write_chunks(self._fd, [b"\n"])
         else:
             existing = [e for e in self._backend.list_prefix(f"{self.prefix}/{PARTS_DIR}")]
             self._part = len(existing)
@@ -143,6 +146,12 @@ class CheckpointWriter:
             self._fd = None
         self._backend.delete_prefix(f"{self.prefix}/{CHECKPOINT_FILE}")
         self._backend.delete_prefix(f"{self.prefix}/{PARTS_DIR}")
+
+
+def _ends_a_line(path: Any, size: int) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1) == b"\n"
 
 
 def _lines(store: ReportStore, prefix: str) -> Iterator[str]:
