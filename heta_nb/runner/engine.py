@@ -683,7 +683,7 @@ class Engine:
 
         A batch is encoded together, after its cases were scored, rather than each
         case as it is scored: that keeps the evaluators' and the encoder's working
-        sets apart (measured: 4-9 % less time per case, see benchmarks/runner.py).
+        sets apart (4-9 % less time per case in each of benchmarks/runner.py's setups).
         Every result is recorded before the first checkpoint write, so a write that
         fails (a full disk) loses nothing the final report would hold.
         """
