@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from heta_nb.model.report import EvaluationCaseResult
-from heta_nb.model.summary import numeric_value
+from heta_nb.model.summary import _EXACT_NUMBERS, numeric_value
 
 __all__ = [
     "BuildFinished",
@@ -432,12 +432,14 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             data = case[1]._data
             mode = data["query_mode"]
             case_t = case[2]
-            pairs = [(s["name"], numeric_value(s["value"])) for s in data["scores"]]
+            scores = data["scores"]
+            pairs = ()
             error = data["error"]
             failure = (error["error_type"], data["case_id"], error["message"]) if error is not None else None
         else:
             mode = case.mode
             case_t = case.t
+            scores = ()
             pairs = case.scores.items()
             failure = None if case.ok else (case.error_type, case.case_id, case.error_message)
         figures = running.get(mode)
@@ -451,6 +453,14 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
         figures[0] += 1
         sums = figures[2]
         counts = figures[3]
+        for score in scores:  # a record's score JSON; a number adds to a running sum
+            name = score["name"]
+            value = score["value"]
+            if type(value) in _EXACT_NUMBERS and name in sums:  # the common case, first
+                sums[name] += value
+                counts[name] += 1
+            else:
+                pairs = (*pairs, (name, numeric_value(value)))
         for name, value in pairs:
             if value is not None:
                 if name in sums:
