@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["write_atomically"]
+__all__ = ["write_atomically", "write_chunks"]
 
 
 _IOV_MAX = 1024

@@ -84,8 +84,8 @@ class CheckpointWriter:
         if self.local:
             path = self._backend._path(f"{self.prefix}/{CHECKPOINT_FILE}")  # type: ignore[attr-defined]
             path.parent.mkdir(parents=True, exist_ok=True)
-            # An unbuffered O_APPEND descriptor: each line reaches the kernel in one
-            # write() as the case finishes, so it survives the process being killed.
+            # An unbuffered O_APPEND descriptor: each batch of lines reaches the kernel
+            # in one writev() as its cases finish, so it survives the process being killed.
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             size = os.fstat(self._fd).st_size
             if fresh or size == 0:
