@@ -342,3 +342,25 @@ def test_a_batch_built_from_records_reads_like_one_built_from_case_events() -> N
 def lambda_free_score(case: Any, response: Any) -> str:
     """A text score (no number): the reducer counts it as a metric without a mean."""
     return "fine"
+
+
+def test_elapsed_ms_writes_what_hetas_rounding_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Heta writes ``round(seconds * 1000, 3)``; the runner's cheaper form must give the same float.
+
+    Half-microsecond ties are where a plain ``int(x + 0.5)`` differs (about one case
+    in a thousand with nanosecond clock readings): 40,000 of them are tried.
+    """
+    import random
+
+    from heta_nb.runner import engine
+
+    rng = random.Random(7)
+    durations = [k * 5e-7 for k in range(20_000)] + [(2 * k + 1) / 2e6 for k in range(20_000)]
+    durations += [rng.uniform(0, 120) for _ in range(20_000)] + [rng.expovariate(200) for _ in range(20_000)]
+    start = [rng.randrange(10**9, 10**13) / 1e9 for _ in range(20_000)]  # perf_counter-like readings
+    durations += [(a + rng.randrange(10**10) / 1e9) - a for a in start]
+    durations += [0.0, 1e-9, 2.5e-7, 86_400.123456, 3 * 86_400.0005]
+    clock = iter(durations)
+    monkeypatch.setattr(engine, "perf_counter", lambda: next(clock))
+    for seconds in durations:
+        assert engine._elapsed_ms(0.0) == round(seconds * 1000, 3), seconds
