@@ -104,3 +104,23 @@ class FlakyKB:
             self.failures += 1
             raise FlakyError("backend busy, try again")
         return exact_kb(query, mode=mode, top_k=top_k)
+
+
+TOY_RUN_KEYS = [(f"c{i:03d}", m) for i in range(60) for m in ("good", "poor")]
+"""(case_id, mode) of a 60-case toy run over modes good and poor, in Heta's order."""
+
+
+def resume_toy_run(store: Any, report_id: str, kb: Any) -> Any:
+    """Resume (or finish) the 60-case, two-mode toy run a child process started in ``store``."""
+    import heta_nb
+
+    return heta_nb.evaluate(
+        toy_benchmark(60),
+        kb=kb,
+        query_modes=["good", "poor"],
+        store=store,
+        report_id=report_id,
+        knowledge_base_name="toy kb",
+        progress=False,
+        resume=True,
+    )

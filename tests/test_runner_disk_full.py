@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from runner_support import SlowKB, toy_benchmark
+from runner_support import TOY_RUN_KEYS, SlowKB, resume_toy_run
 
 import heta_nb
 from heta_nb.runner.checkpoint import CHECKPOINT_FILE
@@ -82,18 +82,9 @@ def test_a_disk_that_fills_fails_the_run_keeps_every_result_and_resume_finishes(
 
     # with room again, resume keeps what the checkpoint holds and runs the rest
     kb = SlowKB(0.001)
-    report = heta_nb.evaluate(
-        toy_benchmark(60),
-        kb=kb,
-        query_modes=["good", "poor"],
-        store=store_root,
-        report_id="full",
-        knowledge_base_name="toy kb",
-        progress=False,
-        resume=True,
-    )
+    report = resume_toy_run(store_root, "full", kb)
     keys = [(r.case_id, r.query_mode) for r in report.case_results]
-    assert keys == [(f"c{i:03d}", m) for i in range(60) for m in ("good", "poor")]
+    assert keys == TOY_RUN_KEYS
     assert kb.calls == 120 - len(whole)
     assert report.metadata["heta_nb"]["status"] == "complete"
     assert report.metadata["heta_nb"]["resumed"] == len(whole)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import SlowKB, toy_benchmark
+from runner_support import TOY_RUN_KEYS, SlowKB, resume_toy_run
 
 import heta_nb
 from heta_nb.runner.checkpoint import CHECKPOINT_FILE
@@ -58,19 +58,10 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     with checkpoint.open("ab") as handle:  # as if the kill had torn the last line
         handle.write(b'{"unit_id":"corpus","case_id":"c0')
     kb = SlowKB(0.001)
-    report = heta_nb.evaluate(
-        toy_benchmark(60),
-        kb=kb,
-        query_modes=["good", "poor"],
-        store=store_root,
-        report_id="k9",
-        knowledge_base_name="toy kb",
-        progress=False,
-        resume=True,
-    )
+    report = resume_toy_run(store_root, "k9", kb)
     keys = [(r.case_id, r.query_mode) for r in report.case_results]
     assert len(keys) == len(set(keys)) == 120
-    assert keys == [(f"c{i:03d}", m) for i in range(60) for m in ("good", "poor")]
+    assert keys == TOY_RUN_KEYS
     info = report.metadata["heta_nb"]
     assert info["status"] == "complete" and info["resumed"] == finished
     assert kb.calls == 120 - finished
