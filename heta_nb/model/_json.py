@@ -81,7 +81,8 @@ def dumps_bytes(value: Any) -> bytes:
     return dumps_bytes_exact(value)
 
 
-_DICT_IS_JSON: dict[tuple[type, tuple[str, ...]], bool] = {}
+_DICT_IS_JSON: dict[type, tuple[tuple[str, ...], bool]] = {}
+"""class -> (the fields it was checked against, the answer)."""
 
 
 def dict_is_json_object(kind: type, fields: tuple[str, ...]) -> bool:
@@ -89,20 +90,23 @@ def dict_is_json_object(kind: type, fields: tuple[str, ...]) -> bool:
 
     True for a frozen dataclass without slots declaring those fields (Heta's result
     and score types): such an instance's ``__dict__`` can stand for its JSON object
-    without a copy. Cached per class.
+    without a copy. Cached per class and keyed by the class alone, so the runner's
+    per-response call does not hash ``fields`` (callers pass the same constant).
     """
-    known = _DICT_IS_JSON.get((kind, fields))
-    if known is None:
-        declared = getattr(kind, "__dataclass_fields__", None)
-        params = getattr(kind, "__dataclass_params__", None)
-        known = _DICT_IS_JSON[(kind, fields)] = (
-            declared is not None
-            and tuple(declared) == fields
-            and params is not None
-            and bool(params.frozen)
-            and "__slots__" not in kind.__dict__
-        )
-    return known
+    known = _DICT_IS_JSON.get(kind)
+    if known is not None and (known[0] is fields or known[0] == fields):
+        return known[1]
+    declared = getattr(kind, "__dataclass_fields__", None)
+    params = getattr(kind, "__dataclass_params__", None)
+    answer = (
+        declared is not None
+        and tuple(declared) == fields
+        and params is not None
+        and bool(params.frozen)
+        and "__slots__" not in kind.__dict__
+    )
+    _DICT_IS_JSON[kind] = (fields, answer)
+    return answer
 
 
 def json_type_name(value: Any) -> str:

@@ -122,8 +122,8 @@ class BuildFinished:
 class CaseFinished:
     """One case × mode is recorded (a response with scores, or an error).
 
-    The engine builds it with positional arguments (cheaper on its hot path): keep
-    the fields in this order.
+    :func:`case_finished` builds it with positional arguments (cheaper when a
+    subscriber reads a batch's ``cases``): keep the fields in this order.
     """
 
     unit_id: str

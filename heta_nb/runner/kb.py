@@ -186,7 +186,7 @@ def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
     converts it again with :func:`_safe_mapping`.
     """
     items = raw.results
-    if mapping is _shared and items and (type(items[0]) in _SHAREABLE_RESULTS or _shareable_result(type(items[0]))):
+    if mapping is _shared and items and dict_is_json_object(type(items[0]), _RESULT_FIELDS):
         first = type(items[0])
         results = [r.__dict__ if type(r) is first else _heta_result(r, mapping) for r in items]
     else:
@@ -214,17 +214,6 @@ def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
         else [],
         "metadata": mapping(raw.metadata),
     }
-
-
-_SHAREABLE_RESULTS: set[type] = set()
-"""Result classes whose ``__dict__`` is a report result (a set test is cheaper than the check)."""
-
-
-def _shareable_result(kind: type) -> bool:
-    if dict_is_json_object(kind, _RESULT_FIELDS):
-        _SHAREABLE_RESULTS.add(kind)
-        return True
-    return False
 
 
 def _heta_result(r: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
