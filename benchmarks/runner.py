@@ -9,7 +9,9 @@
    checked to be JSON), to show what the checkpoint costs.
 
    A last line compares the two runners alone (no evaluators), which is the part
-   heta_nb adds or saves.
+   heta_nb adds or saves; two more time the same work with no runner at all
+   (:func:`time_floor`), with the results dropped once written and kept: what is
+   left for a runner's own features once a loop keeps what a report needs.
 
    Two columns: "loop" is the case loop alone (heta_nb: from RunStarted to the last
    CasesFinished event, with every checkpoint line written and every event reduced),
@@ -31,12 +33,14 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import statistics
 import tempfile
 import time
 import tracemalloc
 from typing import Any
 
+import orjson
 from heta_framework.evaluation import (
     AnswerContains,
     AnswerExactMatch,
@@ -168,6 +172,56 @@ def time_heta_nb(
     return elapsed, marks["last_case"] - marks["started"]
 
 
+def time_floor(benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, keep: bool) -> float:
+    """The work every runner must do here, with none of heta_nb's runner around it.
+
+    The same pool of workers queries the KB, turns the response into its JSON
+    object, scores it with Heta's three evaluators, and encodes and writes each 32
+    cases with orjson and one ``writev``: no events, ordering, retries, timeouts,
+    error capture or JSON-safety fallback. ``keep``: the results stay in memory
+    (their dicts and their bytes), as a runner that returns a report must keep them.
+    """
+    evaluators = heta_evaluators()
+    kept: list[Any] = []
+
+    async def loop(fd: int) -> None:
+        todo = iter(benchmark.cases)
+        batch: list[dict[str, Any]] = []
+
+        async def worker() -> None:
+            for case in todo:
+                started = time.perf_counter()
+                raw = await kb.query(case.query, mode=MODE, top_k=10)
+                response = {"mode": raw.mode, "results": [r.__dict__ for r in raw.results], "answer": raw.answer}
+                scores = [(await e.evaluate(case=case, response=raw)).__dict__ for e in evaluators]
+                batch.append(
+                    {
+                        "case_id": case.case_id,
+                        "query": case.query,
+                        "scores": scores,
+                        "response": response,
+                        "latency_ms": time.perf_counter() - started,
+                    }
+                )
+                if len(batch) >= 32:
+                    lines = [orjson.dumps(data, option=orjson.OPT_APPEND_NEWLINE) for data in batch]
+                    os.writev(fd, lines)
+                    if keep:
+                        kept.append((list(batch), lines))
+                    batch.clear()
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        fd = os.open(os.path.join(tmp, "lines.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            start = time.perf_counter()
+            asyncio.run(loop(fd))
+            return time.perf_counter() - start
+        finally:
+            os.close(fd)
+
+
 def sleep_floor(n: int, concurrency: int, latency: float) -> float:
     """The same pool doing nothing but ``asyncio.sleep(latency)``: what the timers allow."""
 
@@ -227,6 +281,7 @@ def main() -> None:
     heta_loops: list[float] = []
     bare_heta: list[float] = []
     bare_ours: list[float] = []
+    floors: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(args.repeat):  # interleaved, so load changes hit every row alike
         gc.collect()
         heta_loops.append(time_heta(bench, kb, 8))
@@ -240,6 +295,9 @@ def main() -> None:
         bare_heta.append(time_heta(bench, kb, 8, evaluators=()))
         gc.collect()
         bare_ours.append(time_heta_nb(bench, kb, 8, [], store=True)[1])
+        for keep in (False, True):
+            gc.collect()
+            floors[keep].append(time_floor(bench, kb, 8, keep=keep))
     heta_loop = min(heta_loops)
     heta_run = min(runs["Heta _evaluate_cases (no events, no checkpoint)"])
     print(f"1-2. no-op KB, 10 results, 3 evaluators, concurrency 8, {n:,} cases (best of {args.repeat}, interleaved)")
@@ -261,6 +319,10 @@ def main() -> None:
         f"   the runners alone, no evaluators: Heta {theirs:.1f}, heta_nb {ours_bare:.1f} us/case "
         f"(events + checkpoint on; {theirs / ours_bare:.2f}x)"
     )
+    print("   no runner at all, Heta's evaluators (query, response JSON, score, orjson, writev per 32 cases):")
+    for keep, label in ((False, "results dropped once written"), (True, "results kept, dicts and bytes")):
+        floor_loop = min(floors[keep])
+        print(f"     {label:48} {floor_loop / n * 1e6:>7.1f} {heta_loop / floor_loop:>7.2f}x")
 
     slow = NoOpKB(latency=0.020)
     bench2k = make_benchmark(2000)

@@ -201,7 +201,13 @@ class Engine:
         self._workers: list[asyncio.Task[None]] = []
         self._results: dict[tuple[int, int, int], EvaluationCaseResult] = {}
         self._encoded: dict[tuple[int, int, int], bytes] = {}
-        """Each result's JSON, as written to the checkpoint (reused by the final save)."""
+        """Each result's JSON, as written to the checkpoint (reused by the final save).
+
+        Keeping these bytes costs the case loop about 1 us per case, but encoding the
+        results again at the end would cost 8-9 us each: by then their dicts are
+        no longer in the CPU's caches (measured in one process; a result encoded right
+        after it was scored takes about 4 us).
+        """
         self._batch: list[tuple[tuple[int, int, int], str, dict[str, Any], Any, float]] = []
         """Cases finished since the last flush, not yet encoded (see :meth:`_flush`)."""
         self._deadlines: _deadlines.Deadlines | None = None
