@@ -14,12 +14,20 @@ _IOV_MAX = 1024
 
 
 def write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
-    """Write every chunk with ``writev`` (no joined copy of a large file in memory)."""
+    """Write every chunk with ``writev`` (no joined copy of a large file in memory).
+
+    Where the OS has no ``writev`` (Windows), up to 1024 chunks at a time are joined
+    and written with ``write``. Short writes are completed either way.
+    """
+    writev = getattr(os, "writev", None)
+    if writev is None:
+        _write_joined(fd, chunks)
+        return
     pending: Sequence[bytes | memoryview] = chunks
     start = 0
     while start < len(pending):
         group = pending[start : start + _IOV_MAX]
-        written = os.writev(fd, group)
+        written = writev(fd, group)
         start += len(group)
         for index, chunk in enumerate(group):  # a short write: keep what is left, in order
             if written >= len(chunk):
@@ -28,6 +36,13 @@ def write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
             pending = [memoryview(chunk)[written:], *group[index + 1 :], *pending[start:]]
             start = 0
             break
+
+
+def _write_joined(fd: int, chunks: Sequence[bytes]) -> None:
+    for start in range(0, len(chunks), _IOV_MAX):
+        view = memoryview(b"".join(chunks[start : start + _IOV_MAX]))
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def write_atomically(path: str | os.PathLike[str], data: bytes | Sequence[bytes]) -> Path:

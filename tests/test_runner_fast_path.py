@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from helpers import requires_heta
-from runner_support import exact_kb, toy_benchmark
+from runner_support import SlowKB, exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -257,6 +257,45 @@ def test_chunked_writes_survive_short_writes(tmp_path: Path, monkeypatch: pytest
     path = write_atomically(tmp_path / "short.bin", chunks)
     assert path.read_bytes() == b"".join(chunks)
     assert len(calls) > len(chunks)  # it really was fed piecemeal
+
+
+def test_chunked_writes_without_writev(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows has no ``os.writev``: chunks are joined a group at a time and written with ``write``."""
+    monkeypatch.delattr(os, "writev")
+    chunks = [os.urandom(n % 97) for n in range(3000)]  # more than one group, some empty
+    path = write_atomically(tmp_path / "out.bin", chunks)
+    assert path.read_bytes() == b"".join(chunks)
+
+
+def test_a_run_checkpoints_saves_and_resumes_without_writev(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole store path (checkpoint lines, the report's chunks, resume) on a platform without writev."""
+    monkeypatch.delattr(os, "writev")
+    kb = SlowKB(0.01)
+    run = heta_nb.start(
+        toy_benchmark(30),
+        kb=kb,
+        query_modes=["good"],
+        store=tmp_path,
+        report_id="nowritev",
+        knowledge_base_name="toy kb",
+        progress=False,
+        concurrency=2,
+    )
+    deadline = time.monotonic() + 20
+    while run.state.done < 6 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    run.cancel()
+    partial = run.result(timeout=20)
+    checkpoint = tmp_path / report_prefix("toy kb", "nowritev") / CHECKPOINT_FILE
+    lines = checkpoint.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])  # whole lines only
+    assert 6 <= len(lines) - 2 == len(partial.case_results) < 30
+    calls = kb.calls
+    report = _run(kb=kb, benchmark=toy_benchmark(30), store=tmp_path, report_id="nowritev", resume=True, concurrency=2)
+    assert [r.case_id for r in report.case_results] == [f"c{i:03d}" for i in range(30)]
+    assert kb.calls - calls == 30 - len(partial.case_results)
+    stored = ReportStore(tmp_path).load("toy kb", "nowritev")
+    assert stored == report and not checkpoint.exists()
 
 
 @pytest.mark.parametrize(

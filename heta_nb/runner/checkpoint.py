@@ -86,7 +86,8 @@ class CheckpointWriter:
             path.parent.mkdir(parents=True, exist_ok=True)
             # An unbuffered O_APPEND descriptor: each batch of lines reaches the kernel
             # in one writev() as its cases finish, so it survives the process being killed.
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)  # no \r\n on Windows
+            self._fd = os.open(path, flags, 0o644)
             size = os.fstat(self._fd).st_size
             if fresh or size == 0:
                 write_chunks(self._fd, [line])
