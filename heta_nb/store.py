@@ -212,14 +212,47 @@ class _Backend(Protocol):
     def delete_prefix(self, prefix: str) -> int: ...
 
 
+_WINDOWS_DEVICES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))]
+)
+_WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
+_ON_WINDOWS = os.name == "nt"
+
+
+def windows_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a file or folder name on Windows, or None when it can.
+
+    Windows refuses ``<>:"|?*`` (a ``:`` would even address an alternate data
+    stream), silently drops a trailing dot or space, and reserves device names such
+    as ``con`` and ``nul`` (with any extension), where a write would vanish.
+    """
+    forbidden = sorted(set(name) & _WINDOWS_FORBIDDEN)
+    if forbidden:
+        return f"contains {''.join(forbidden)!r}, which Windows does not allow in file names"
+    if name != name.rstrip(". "):
+        return "ends with a dot or a space, which Windows drops from file names"
+    if name.split(".", 1)[0].lower() in _WINDOWS_DEVICES:
+        return "is a device name on Windows"
+    return None
+
+
 class _LocalBackend:
-    """A folder on the local file system. Writes are atomic (temp file + rename)."""
+    """A folder on the local file system. Writes are atomic (temp file + rename).
+
+    On Windows, a key whose folder or file name Windows cannot hold is refused
+    (see :func:`windows_name_problem`) rather than written somewhere else.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root.expanduser().resolve()
         self.description = str(self.root)
 
     def _path(self, key: str) -> Path:
+        if _ON_WINDOWS:
+            for name in key.split("/"):
+                problem = windows_name_problem(name)
+                if problem is not None:
+                    raise UnsafeNameError(f"key {key!r}: {name!r} {problem}")
         path = (self.root / key).resolve()
         if path != self.root and self.root not in path.parents:  # defence in depth
             raise UnsafeNameError(f"key {key!r} resolves outside the store root {self.root}")

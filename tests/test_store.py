@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers import FIXTURES, REPORT_FILES, heta_jsonl_benchmark, heta_recipe, requires_heta
+from runner_support import exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -89,6 +90,43 @@ def test_non_string_and_edge_names() -> None:
     assert safe_slug("x" * 128) == "x" * 128
     assert safe_slug(".hidden") == ".hidden"  # not an escape: stays one folder
     assert heta_slug("a/b") == "a/b"  # Heta's slug, kept for reference: nests
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("run:1", "contains ':'"),  # a timestamp id; on NTFS it would address a data stream
+        ('a<b>"c"', "contains '\"<>'"),
+        ("what?", "contains '?'"),
+        ("trailing.", "ends with a dot or a space"),
+        ("nul", "device name"),
+        ("CON.json", "device name"),
+        ("com7", "device name"),
+    ],
+)
+def test_names_windows_cannot_hold_are_refused_there_before_any_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, problem: str
+) -> None:
+    from heta_nb import store as store_module
+
+    assert problem in (store_module.windows_name_problem(name) or "")
+    report = synthetic_report(2, report_id=name, knowledge_base_name="kb")
+    root = tmp_path / "store"
+    ReportStore(root / "posix").save(report)  # elsewhere these are ordinary names
+    monkeypatch.setattr(store_module, "_ON_WINDOWS", True)
+    windows = ReportStore(root / "windows")
+    with pytest.raises(UnsafeNameError, match=re.escape(problem)):
+        windows.save(report)
+    with pytest.raises(UnsafeNameError, match=re.escape(problem)):
+        heta_nb.evaluate(toy_benchmark(), kb=exact_kb, store=root / "windows", report_id=name, progress=False)
+    assert _all_files(root / "windows") == []
+
+
+def test_ordinary_names_pass_the_windows_check() -> None:
+    from heta_nb.store import windows_name_problem
+
+    for name in ("run_1", "tiny-kb", ".hidden", "report.json", "console", "nul_results", "com10", "_heta"):
+        assert windows_name_problem(name) is None, name
 
 
 def test_colliding_ids_are_not_silently_overwritten(tmp_path: Path) -> None:
