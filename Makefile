@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: demo test test-fast bench lint clean
+.PHONY: demo test test-fast test-pythons bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ test: $(VENV)/.installed-test
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m "not browser and not slow"
 
+# The fast suite on the other supported Pythons, where this machine has them (pyenv).
+OTHER_PYTHONS ?= 3.10 3.12
+test-pythons:
+	bash tests/other-pythons.sh $(OTHER_PYTHONS)
+
 bench: $(VENV)/.installed-test
 	for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
@@ -40,4 +45,4 @@ lint: $(VENV)/.installed-test
 	$(BIN)/python -m mypy
 
 clean:
-	rm -rf $(VENV) demo-output demo-store test-artifacts .pytest_cache
+	rm -rf $(VENV) .venv-py* demo-output demo-store test-artifacts .pytest_cache

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The fast suite on the other Python versions heta_nb supports (pyproject's classifiers):
+#   bash tests/other-pythons.sh 3.10 3.12
+# Each gets its own venv (.venv-pyX.Y) with the [heta,test] extras; on 3.10 the [heta]
+# extra installs nothing (heta-framework needs 3.11+), so that run covers the core alone.
+# A version with no interpreter on this machine (on PATH or under pyenv) is reported and
+# skipped; a failing suite fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+for version in "$@"; do
+  interpreter=""
+  # pyenv's own builds first: its shim on PATH fails for a version that is not active
+  for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/python "$(command -v "python$version" || true)"; do
+    if [ -z "$interpreter" ] && [ -x "$candidate" ] &&
+      "$candidate" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$version'.split('.'))))" 2>/dev/null; then
+      interpreter=$candidate
+    fi
+  done
+  if [ -z "$interpreter" ]; then
+    echo "other-pythons: no Python $version on this machine; skipped" >&2
+    continue
+  fi
+  venv=".venv-py$version"
+  stamp="$venv/.installed-test"
+  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    "$interpreter" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --upgrade pip
+    "$venv/bin/python" -m pip install -q -e '.[heta,test]'
+    touch "$stamp"
+  fi
+  echo "== Python $version ($("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])'))"
+  "$venv/bin/python" -m pytest -q -m "not browser and not slow" -p no:cacheprovider || status=1
+done
+exit $status
