@@ -32,7 +32,7 @@ test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m "not browser and not slow"
 
 # The fast suite on the other supported Pythons, where this machine has them (pyenv).
-OTHER_PYTHONS ?= 3.10 3.12
+OTHER_PYTHONS ?= 3.10 3.12 3.13
 test-pythons:
 	bash tests/other-pythons.sh $(OTHER_PYTHONS)
 

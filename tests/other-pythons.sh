@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fast suite on the other Python versions heta_nb supports (pyproject's classifiers):
-#   bash tests/other-pythons.sh 3.10 3.12
-# Each gets its own venv (.venv-pyX.Y) with the [heta,test] extras; on 3.10 the [heta]
-# extra installs nothing (heta-framework needs 3.11+), so that run covers the core alone.
+#   bash tests/other-pythons.sh 3.10 3.12 3.13
+# Each gets its own venv (.venv-pyX.Y) with the [heta,test] extras; on 3.10 and 3.13 the
+# [heta] extra installs nothing (heta-framework needs 3.11 or 3.12), so those runs cover
+# the core alone.
 # A version with no interpreter on this machine (on PATH or under pyenv) is reported and
 # skipped; a failing suite fails the script.
 set -euo pipefail
