@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from typing import Any
 
 from heta_nb.benchmark import (
@@ -124,3 +125,32 @@ def resume_toy_run(store: Any, report_id: str, kb: Any) -> Any:
         progress=False,
         resume=True,
     )
+
+
+def cancel_after(
+    done: int,
+    *,
+    store: Any,
+    kb: Any,
+    report_id: str,
+    cases: int,
+    query_modes: tuple[str, ...] = ("good", "poor"),
+) -> tuple[Any, Any]:
+    """Start a run of the toy benchmark, cancel it once ``done`` results are in; the handle and its partial report."""
+    import heta_nb
+
+    run = heta_nb.start(
+        toy_benchmark(cases),
+        kb=kb,
+        query_modes=list(query_modes),
+        store=store,
+        report_id=report_id,
+        concurrency=2,
+        knowledge_base_name="toy kb",
+        progress=False,
+    )
+    deadline = time.monotonic() + 20
+    while run.state.done < done and time.monotonic() < deadline:
+        time.sleep(0.01)
+    run.cancel()
+    return run, run.result(timeout=20)

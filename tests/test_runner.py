@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import FlakyKB, SlowKB, exact_kb, toy_benchmark
+from runner_support import FlakyKB, SlowKB, cancel_after, exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -174,31 +174,10 @@ def test_everything_is_validated_before_the_first_query(tmp_path: Path) -> None:
     assert kb.calls == calls + 24
 
 
-def _cancel_after(
-    done: int, *, store: ReportStore, kb: Any, report_id: str, cases: int
-) -> tuple[heta_nb.EvaluationRun, heta_nb.EvaluationReport]:
-    """Start a run, cancel it once ``done`` results are in; the handle and its partial report."""
-    run = heta_nb.start(
-        toy_benchmark(cases),
-        kb=kb,
-        query_modes=MODES,
-        store=store,
-        report_id=report_id,
-        concurrency=2,
-        knowledge_base_name="toy kb",
-        progress=False,
-    )
-    deadline = time.monotonic() + 20
-    while run.state.done < done and time.monotonic() < deadline:
-        time.sleep(0.01)
-    run.cancel()
-    return run, run.result(timeout=20)
-
-
 def test_cancel_returns_a_partial_report_and_resume_finishes_it(tmp_path: Path) -> None:
     store = ReportStore(tmp_path)
     kb = SlowKB(delay=0.05)
-    run, partial = _cancel_after(6, store=store, kb=kb, report_id="r", cases=40)
+    run, partial = cancel_after(6, store=store, kb=kb, report_id="r", cases=40)
     info = partial.metadata["heta_nb"]
     assert info["status"] == "cancelled" and run.status == "cancelled"
     assert 6 <= info["done"] < 80 and info["remaining"] == 80 - info["done"]
@@ -224,7 +203,7 @@ def test_a_line_torn_by_a_kill_is_ended_before_a_resumed_run_appends(tmp_path: P
     """Without the repair the resumed run's first line would join the torn one and be lost."""
     store = ReportStore(tmp_path)
     kb = SlowKB(delay=0.02)
-    _, first = _cancel_after(4, store=store, kb=kb, report_id="t", cases=40)
+    _, first = cancel_after(4, store=store, kb=kb, report_id="t", cases=40)
     path = tmp_path / report_prefix("toy kb", "t") / CHECKPOINT_FILE
     with path.open("ab") as handle:
         handle.write(b'{"case_id":"c039","query":"wh')  # what kill -9 mid-write leaves
@@ -403,7 +382,7 @@ def test_resume_reads_a_checkpoint_written_in_the_first_format(tmp_path: Path) -
     checkpoint (left by an older heta_nb) still resumes, case for case."""
     store = ReportStore(tmp_path)
     kb = SlowKB(delay=0.05)
-    _, partial = _cancel_after(6, store=store, kb=kb, report_id="old", cases=20)
+    _, partial = cancel_after(6, store=store, kb=kb, report_id="old", cases=20)
     path = tmp_path / report_prefix("toy kb", "old") / CHECKPOINT_FILE
     header, *lines = path.read_text().splitlines()
     assert lines and all("unit_id" not in json.loads(line) for line in lines)  # format 2: the result itself

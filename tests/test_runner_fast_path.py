@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from helpers import requires_heta
-from runner_support import SlowKB, exact_kb, toy_benchmark
+from runner_support import SlowKB, cancel_after, exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -272,21 +272,7 @@ def test_a_run_checkpoints_saves_and_resumes_without_writev(tmp_path: Path, monk
     """The whole store path (checkpoint lines, the report's chunks, resume) on a platform without writev."""
     monkeypatch.delattr(os, "writev")
     kb = SlowKB(0.01)
-    run = heta_nb.start(
-        toy_benchmark(30),
-        kb=kb,
-        query_modes=["good"],
-        store=tmp_path,
-        report_id="nowritev",
-        knowledge_base_name="toy kb",
-        progress=False,
-        concurrency=2,
-    )
-    deadline = time.monotonic() + 20
-    while run.state.done < 6 and time.monotonic() < deadline:
-        time.sleep(0.005)
-    run.cancel()
-    partial = run.result(timeout=20)
+    _, partial = cancel_after(6, store=tmp_path, kb=kb, report_id="nowritev", cases=30, query_modes=("good",))
     checkpoint = tmp_path / report_prefix("toy kb", "nowritev") / CHECKPOINT_FILE
     lines = checkpoint.read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(json.loads(line) for line in lines[:-1])  # whole lines only
