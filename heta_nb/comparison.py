@@ -62,7 +62,7 @@ import numpy as np
 from heta_nb.model._record import RichDisplay
 from heta_nb.model.io import load_report
 from heta_nb.model.report import EvaluationReport
-from heta_nb.model.summary import numeric_value
+from heta_nb.model.summary import as_float, numeric_value
 from heta_nb.paired_stats import PairedTest, holm, paired_test
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -489,8 +489,10 @@ def _collect(report: EvaluationReport, slots: Mapping[str, _Slot]) -> None:
                 entry = slot.scores[name] = ([], [], [])
             value = score["value"]
             kind = type(value)
-            if kind is float or kind is int:
-                number = float(value)
+            if kind is float:
+                number = value
+            elif kind is int:
+                number = as_float(value)
             elif kind is bool:
                 number = 1.0 if value else 0.0
             else:
@@ -1019,10 +1021,10 @@ class Comparison(RichDisplay):
             ax.set_ylim(lo - pad, hi + pad)
         else:
             ax.text(0.5, 0.5, "no aligned cases", ha="center", va="center", transform=ax.transAxes)
-        ax.set_xlabel(f"{self.baseline} (baseline)")
-        ax.set_ylabel(self.systems[k])
+        ax.set_xlabel(f"{self.baseline} (baseline)", parse_math=False)
+        ax.set_ylabel(self.systems[k], parse_math=False)
         note = f"{t.wins} better, {t.ties} tied, {t.losses} worse" + (" (jittered)" if jittered else "")
-        ax.set_title(f"{metric}, {t.n} cases\n{note}", fontsize="medium")
+        ax.set_title(f"{metric}, {t.n} cases\n{note}", fontsize="medium", parse_math=False)
         ax.heta_nb_info = self._plot_info("paired", metric, k, t, jittered=jittered)  # type: ignore[attr-defined]
         return ax
 
@@ -1049,9 +1051,9 @@ class Comparison(RichDisplay):
             ax.legend(fontsize="small", frameon=False)
         else:
             ax.text(0.5, 0.5, "no aligned cases", ha="center", va="center", transform=ax.transAxes)
-        ax.set_xlabel(f"{metric}: {self.systems[k]} − {self.baseline}")
+        ax.set_xlabel(f"{metric}: {self.systems[k]} − {self.baseline}", parse_math=False)
         ax.set_ylabel("cases")
-        ax.set_title(f"{metric}, {t.n} cases: {_verdict(t, self.alpha)}", fontsize="medium")
+        ax.set_title(f"{metric}, {t.n} cases: {_verdict(t, self.alpha)}", fontsize="medium", parse_math=False)
         ax.heta_nb_info = self._plot_info("deltas", metric, k, t)  # type: ignore[attr-defined]
         return ax
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from heta_nb import stats
 from heta_nb.model.report import EvaluationReport
+from heta_nb.model.summary import as_float
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -233,7 +234,7 @@ def _numeric_scores(
             if score["name"] not in metrics or isinstance(value, str):
                 continue
             values, skips, bools = collected.setdefault((mode, score["name"]), ([], [], []))
-            values.append(float(value))
+            values.append(as_float(value))
             skips.append(score["metadata"].get("skipped") is True)
             bools.append(isinstance(value, bool))
     return {key: (v, s, "bool" if all(b) else "number") for key, (v, s, b) in collected.items()}

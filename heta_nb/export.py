@@ -14,11 +14,12 @@ store). Files are written atomically.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
@@ -28,6 +29,7 @@ from typing import Any
 from heta_nb import __version__
 from heta_nb._atomic import write_atomically
 from heta_nb.model.report import EvaluationReport
+from heta_nb.model.summary import as_float
 
 __all__ = ["ExportLimits", "export", "to_html"]
 
@@ -62,7 +64,7 @@ def _json_number(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float)):
-        return value if math.isfinite(value) else None
+        return value if math.isfinite(as_float(value)) else None  # JSON has no inf; ints may exceed floats
     return None
 
 
@@ -103,27 +105,35 @@ def report_explorer_data(report: EvaluationReport, limits: ExportLimits) -> dict
 
 
 def _figures(report: EvaluationReport, limits: ExportLimits) -> list[dict[str, str]]:
-    from heta_nb.plots import figure_to_svg, plot_metric_summary, plot_scores
+    from heta_nb.plots import plot_metric_summary, plot_scores
 
-    figures = []
+    figures: list[tuple[str, Callable[[], Any]]] = []
     numeric = [m.metric for m in report.metric_summaries() if m.kind != "text"]
     metrics = list(dict.fromkeys(numeric))
     if metrics:
-        ax = plot_metric_summary(report, metrics=metrics[:8])
-        figures.append(("mean score per mode with 95 % confidence intervals", ax))
-    for metric in metrics[: max(0, limits.figures - 1)]:
-        figures.append((f"distribution of {metric} per mode", plot_scores(report, metric)))
-    out = []
-    for caption, ax in figures:
-        svg = figure_to_svg(ax.figure)
-        out.append(
-            {
-                "data_uri": "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii"),
-                "alt": caption,
-                "caption": caption,
-            }
+        figures.append(
+            (
+                "mean score per mode with 95 % confidence intervals",
+                lambda: plot_metric_summary(report, metrics=metrics[:8]),
+            )
         )
-    return out
+    for metric in metrics[: max(0, limits.figures - 1)]:
+        figures.append((f"distribution of {metric} per mode", functools.partial(plot_scores, report, metric)))
+    return [figure_entry(caption, draw) for caption, draw in figures]
+
+
+def figure_entry(caption: str, draw: Callable[[], Any]) -> dict[str, str]:
+    """A figure of a standalone page: its SVG as a data URI, or why it could not be drawn."""
+    from heta_nb.plots import draw_svg
+
+    svg, problem = draw_svg(draw)
+    if svg is None:
+        return {"data_uri": "", "alt": caption, "caption": f"{caption}: not drawn ({problem})"}
+    return {
+        "data_uri": "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii"),
+        "alt": caption,
+        "caption": caption,
+    }
 
 
 def _manifest_block(title: str, value: Any, limit: int) -> dict[str, Any]:
@@ -172,7 +182,7 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         explorer=explorer,
         explorer_rows=len(explorer["rows"]),
         explorer_noun="case results",
-        data_id="heta-explorer-" + hashlib.sha1(report.report_id.encode("utf-8")).hexdigest()[:10],
+        data_id="heta-explorer-" + hashlib.sha1(report.report_id.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         facts=facts,
         manifests=manifests,
         explorer_js=Markup(_asset("explorer.js")),

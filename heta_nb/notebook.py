@@ -10,12 +10,15 @@ re-export diffs cleanly.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from heta_nb._unicode import valid_text
 from heta_nb.model.report import EvaluationReport
 
 __all__ = [
@@ -41,12 +44,22 @@ def md_escape(text: Any) -> str:
 class FigureView:
     """A figure shown as deterministic SVG (plus a one-line text/plain caption)."""
 
-    def __init__(self, svg: str, caption: str) -> None:
+    def __init__(self, svg: str | None, caption: str) -> None:
         self.svg = svg
+        """None when matplotlib could not draw it (the caption says why)."""
         self.caption = caption
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        if self.svg is None:
+            return {"text/plain": self.caption}
         return {"image/svg+xml": self.svg, "text/plain": self.caption}
+
+
+def _figure(draw: Callable[[], Any], caption: str) -> FigureView:
+    from heta_nb.plots import draw_svg
+
+    svg, problem = draw_svg(draw)
+    return FigureView(svg, caption if svg is not None else f"{caption}: not drawn ({problem})")
 
 
 class TableView:
@@ -79,32 +92,31 @@ def table_view(frame: Any) -> TableView:
 def figure_view(report: Any, kind: str, metric: str | None = None) -> FigureView:
     """A report figure for notebooks: ``"summary"`` (means with CIs) or ``"scores"`` of one metric."""
     from heta_nb.model.io import load_report
-    from heta_nb.plots import figure_to_svg, plot_metric_summary, plot_scores
+    from heta_nb.plots import plot_metric_summary, plot_scores
 
     report = load_report(report)
     if kind == "summary":
-        ax = plot_metric_summary(report)
         caption = f"Mean score per mode with 95 % confidence intervals ({report.report_id})"
-    elif kind == "scores" and metric is not None:
-        ax = plot_scores(report, metric)
+        return _figure(lambda: plot_metric_summary(report), caption)
+    if kind == "scores" and metric is not None:
         caption = f"Distribution of {metric} per mode ({report.report_id})"
-    else:
-        raise ValueError("figure kind must be 'summary' or 'scores' (with a metric)")
-    return FigureView(figure_to_svg(ax.figure), caption)  # type: ignore[arg-type]
+        return _figure(lambda: plot_scores(report, metric), caption)
+    raise ValueError("figure kind must be 'summary' or 'scores' (with a metric)")
 
 
 def _bundle(obj: Any) -> dict[str, Any]:
     """The display data IPython would produce for ``obj`` (our objects and DataFrames)."""
     if hasattr(obj, "_repr_mimebundle_"):
         data = obj._repr_mimebundle_()
-        return dict(data[0] if isinstance(data, tuple) else data)
-    bundle: dict[str, Any] = {"text/plain": repr(obj)}
-    html = getattr(obj, "_repr_html_", None)
-    if callable(html):
-        value = html()
-        if value:
-            bundle["text/html"] = value
-    return bundle
+        bundle = dict(data[0] if isinstance(data, tuple) else data)
+    else:
+        bundle = {"text/plain": repr(obj)}
+        html = getattr(obj, "_repr_html_", None)
+        if callable(html):
+            value = html()
+            if value:
+                bundle["text/html"] = value
+    return {mime: valid_text(value) if isinstance(value, str) else value for mime, value in bundle.items()}
 
 
 class _Builder:
@@ -112,7 +124,7 @@ class _Builder:
         import nbformat.v4 as v4
 
         self.v4 = v4
-        self.key = hashlib.sha1(key.encode("utf-8")).hexdigest()[:10]
+        self.key = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:10]
         self.cells: list[Any] = []
         self.namespace: dict[str, Any] = {}
 
@@ -120,13 +132,13 @@ class _Builder:
         return f"heta-{self.key}-{len(self.cells):02d}"
 
     def markdown(self, text: str) -> None:
-        cell = self.v4.new_markdown_cell(text)
+        cell = self.v4.new_markdown_cell(valid_text(text))
         cell["id"] = self._id()
         self.cells.append(cell)
 
     def code(self, source: str, value: Any = None, *, show: bool = True) -> None:
         """A code cell whose stored output is ``value`` as IPython would display it."""
-        cell = self.v4.new_code_cell(source)
+        cell = self.v4.new_code_cell(valid_text(source))
         cell["id"] = self._id()
         if show and value is not None:
             count = sum(1 for c in self.cells if c.cell_type == "code") + 1
@@ -188,17 +200,13 @@ def _report_cells(builder: _Builder, report: EvaluationReport, source: str, name
 
 def comparison_figure(comparison: Any, kind: str, metric: str, system: str | None = None) -> FigureView:
     """A comparison figure for notebooks: ``"paired"`` scatter or ``"deltas"`` histogram."""
-    from heta_nb.plots import figure_to_svg
-
     if kind == "paired":
-        ax = comparison.plot_paired(metric, system=system)
         caption = f"{metric}: each case, baseline against {system or 'the first system'}"
-    elif kind == "deltas":
-        ax = comparison.plot_deltas(metric, system=system)
+        return _figure(lambda: comparison.plot_paired(metric, system=system), caption)
+    if kind == "deltas":
         caption = f"{metric}: per-case differences against the baseline"
-    else:
-        raise ValueError("comparison figure kind must be 'paired' or 'deltas'")
-    return FigureView(figure_to_svg(ax.figure), caption)
+        return _figure(lambda: comparison.plot_deltas(metric, system=system), caption)
+    raise ValueError("comparison figure kind must be 'paired' or 'deltas'")
 
 
 def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 import math
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from heta_nb import stats
 from heta_nb.distributions import MISSING_LABEL, metric_kind, select_metrics, select_modes
 from heta_nb.model.report import EvaluationReport
+from heta_nb.model.summary import as_float
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "PALETTE",
     "SCORE_KINDS",
+    "draw_svg",
     "figure_to_png",
     "figure_to_svg",
     "mode_colors",
@@ -138,7 +140,7 @@ def _style(ax: Axes, grid: Literal["both", "x", "y"] = "y") -> None:
 
 def _legend(ax: Axes, handles: Sequence[Any] | None = None) -> None:
     kwargs: dict[str, Any] = {"handles": list(handles)} if handles is not None else {}
-    ax.legend(
+    legend = ax.legend(
         **kwargs,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
@@ -147,6 +149,8 @@ def _legend(ax: Axes, handles: Sequence[Any] | None = None) -> None:
         borderaxespad=0.0,
         handlelength=1.6,
     )
+    for text in legend.get_texts():  # mode names are data, not TeX
+        text.set_parse_math(False)
 
 
 def _plural(count: int, word: str) -> str:
@@ -163,7 +167,7 @@ def _title(ax: Axes, main: str, note: str) -> None:
     import textwrap
 
     lines = textwrap.wrap(note, width=max(72, len(main)), break_on_hyphens=False)
-    ax.set_title("\n".join([main, *lines]), fontsize="medium", color=_INK)
+    ax.set_title("\n".join([main, *lines]), fontsize="medium", color=_INK, parse_math=False)
 
 
 def _entry(mode: str, parts: Sequence[str], width: int = 34) -> str:
@@ -232,7 +236,7 @@ def _collect(
         if isinstance(value, str):
             entry.texts.append(value)
         else:
-            entry.values.append(float(value))
+            entry.values.append(as_float(value))
     return found
 
 
@@ -377,7 +381,7 @@ def _draw_proportions(ax: Axes, scores: Sequence[_ModeScores], colors: dict[str,
             error_kw={"ecolor": _INK, "elinewidth": 1.2, "capthick": 1.2},
         )
         ax.text(index, high + 0.02, f"{p:.2f}\n({successes}/{n})", ha="center", va="bottom", fontsize="small")
-    ax.set_xticks(range(len(scores)), [s.mode for s in scores])
+    ax.set_xticks(range(len(scores)), [s.mode for s in scores], parse_math=False)
     ax.set_ylim(0.0, 1.18)
     ax.set_yticks([0.0, 0.25, 0.5, 0.75, 1.0])
     ax.set_ylabel("proportion true")
@@ -428,8 +432,8 @@ def _draw_frequencies(
             hatch=hatches[entry.mode],
             label=entry.label(include_skipped),
         )
-    ax.set_xticks(positions, labels, rotation=30 if text and len(labels) > 5 else 0)
-    ax.set_xlabel(f"{metric} value")
+    ax.set_xticks(positions, labels, rotation=30 if text and len(labels) > 5 else 0, parse_math=False)
+    ax.set_xlabel(f"{metric} value", parse_math=False)
     ax.set_ylabel("share of the mode's scores")
     ax.set_ylim(0.0, 1.0)
     _legend(ax)
@@ -489,7 +493,7 @@ def _draw_score_ecdf(
     if bounded:
         ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel(f"{metric} score")
+    ax.set_xlabel(f"{metric} score", parse_math=False)
     ax.set_ylabel("share of scores ≤ x")
     _legend(ax)
 
@@ -528,7 +532,7 @@ def _draw_hist(
             linestyle=styles[entry.mode],
             label=entry.label(include_skipped),
         )
-    ax.set_xlabel(f"{metric} score")
+    ax.set_xlabel(f"{metric} score", parse_math=False)
     ax.set_ylabel("share of the mode's scores")
     _legend(ax)
 
@@ -557,9 +561,9 @@ def _draw_box(
             box.set_facecolor(colors[entry.mode])
             box.set_alpha(0.75)
             box.set_edgecolor(_INK)
-    ax.set_xticks(range(len(scores)), [f"{s.mode}\nn={s.n}" for s in scores])
+    ax.set_xticks(range(len(scores)), [f"{s.mode}\nn={s.n}" for s in scores], parse_math=False)
     ax.set_xlim(-0.6, len(scores) - 0.4)
-    ax.set_ylabel(metric)
+    ax.set_ylabel(metric, parse_math=False)
     handles = [Patch(facecolor=colors[s.mode], alpha=0.75, label=s.label(include_skipped)) for s in scores]
     _legend(ax, handles)
 
@@ -707,7 +711,9 @@ def plot_metric_summary(
     hatches = _hatches(chosen, colors)
     centres = np.arange(len(names), dtype=float)
     top = 1.0
+    bottom = 0.0
     bounded = True
+    unplotted = 0
     all_n: list[int] = []
     skipped = 0
     for index, mode in enumerate(chosen):
@@ -721,11 +727,18 @@ def plot_metric_summary(
                 continue
             ns.append(item.n)
             skipped += item.skipped
+            if not math.isfinite(item.mean):  # NaN or infinite scores: no bar can show it
+                unplotted += 1
+                means.append(math.nan)
+                lows.append(math.nan)
+                highs.append(math.nan)
+                continue
             means.append(item.mean)
             lows.append(item.mean - item.ci_low if math.isfinite(item.ci_low) else math.nan)
             highs.append(item.ci_high - item.mean if math.isfinite(item.ci_high) else math.nan)
             bounded = bounded and 0.0 <= item.minimum and item.maximum <= 1.0
             top = max(top, item.ci_high if math.isfinite(item.ci_high) else item.mean)
+            bottom = min(bottom, item.ci_low if math.isfinite(item.ci_low) else item.mean)
         all_n.extend(ns)
         errors = counts[mode].errors
         label = _entry(mode, [_n_range(ns), *([f"{_plural(errors, 'error')} left out"] if errors else [])])
@@ -744,9 +757,15 @@ def plot_metric_summary(
             if math.isfinite(mean):
                 end = mean + (high if math.isfinite(high) else 0.0)
                 ax.text(end + 0.01 * top, y, f"{mean:.2f}", va="center", ha="left", fontsize="x-small", color=_INK)
-    ax.set_yticks(centres, list(names))
+    ax.set_yticks(centres, list(names), parse_math=False)
     ax.set_ylim(len(names) - 0.5, -0.5)
-    ax.set_xlim(0.0, 1.1 if bounded else 1.12 * top)
+    if bounded:
+        ax.set_xlim(0.0, 1.1)
+    else:  # room for the value labels, within the float range (scores of 1e308 exist)
+        margin = 0.12 * (top / 2 - bottom / 2) * 2
+        right = top + margin if math.isfinite(top + margin) else top
+        left = bottom - margin if bottom < 0.0 and math.isfinite(bottom - margin) else bottom
+        ax.set_xlim(left, right if right > left else left + 1.0)
     ax.set_xlabel(f"mean score (Heta's: skipped scores count as 0); error bars: {confidence:.0%} CI")
     errors_total = sum(counts[m].errors for m in chosen)
     notes = [f"{_n_range(all_n)} scores per mode and metric"]
@@ -754,6 +773,8 @@ def plot_metric_summary(
         notes.append(f"{_plural(errors_total, 'errored case')} left out")
     if skipped:
         notes.append(f"{skipped} skipped scores averaged in as 0")
+    if unplotted:
+        notes.append(f"{_plural(unplotted, 'mean')} not finite (NaN or infinite scores), not drawn")
     _title(ax, "Mean per metric and mode", "; ".join(notes))
     _legend(ax)
     _info(
@@ -861,9 +882,9 @@ def plot_by_label(
                 bounded = False
     cases = [rows[(value, chosen[0])]["cases"] for value in values] if chosen else [0] * len(values)
     tick_labels = [f"{'(no label)' if v == MISSING_LABEL else v}\n{_plural(c, 'case')}" for v, c in zip(values, cases)]
-    ax.set_xticks(positions, tick_labels, rotation=30 if len(values) > 6 else 0)
-    ax.set_xlabel(label)
-    ax.set_ylabel("proportion true" if kind == "bool" else f"mean {metric}")
+    ax.set_xticks(positions, tick_labels, rotation=30 if len(values) > 6 else 0, parse_math=False)
+    ax.set_xlabel(label, parse_math=False)
+    ax.set_ylabel("proportion true" if kind == "bool" else f"mean {metric}", parse_math=False)
     if bounded:
         ax.set_ylim(0.0, 1.05)
     what = "proportion true" if kind == "bool" else "mean"
@@ -940,6 +961,20 @@ def figure_to_svg(fig: Figure | SubFigure) -> str:
             metadata={"Date": None, "Creator": None, "Type": None, "Format": None},
         )
     return buffer.getvalue()
+
+
+def draw_svg(draw: Callable[[], Axes]) -> tuple[str | None, str | None]:
+    """``(svg, None)`` of the figure ``draw()`` plots, or ``(None, why)`` if it cannot be drawn.
+
+    For exports, where one figure must not cost the whole file: matplotlib refuses some
+    valid reports (scores from -1e308 to 1e308 span more than a float holds, so no
+    tick can be placed); ``why`` names the error.
+    """
+    try:
+        return figure_to_svg(draw().figure), None
+    except (ValueError, OverflowError, FloatingPointError) as exc:
+        lines = str(exc).strip().splitlines()
+        return None, f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
 def figure_to_png(fig: Figure | SubFigure, dpi: int = 100) -> bytes:

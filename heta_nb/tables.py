@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from heta_nb.model.report import EvaluationReport
-from heta_nb.model.summary import numeric_value
+from heta_nb.model.summary import as_float, numeric_value
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -77,7 +77,7 @@ def _score_series(values: list[Any], pd: Any) -> Any:
     if present and all(isinstance(v, bool) for v in present):
         return pd.array(values, dtype="boolean")
     if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        return pd.array([math.nan if v is None else float(v) for v in values], dtype="float64")
+        return pd.array([math.nan if v is None else as_float(v) for v in values], dtype="float64")
     return pd.array(values, dtype="object")
 
 

@@ -12,6 +12,7 @@ fields are read-only.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,8 @@ class BenchmarkEvidence:
         value = self.metadata.get("relevance", 1)
         try:
             return float(value)
+        except OverflowError:  # an integer beyond the float range
+            return math.inf if value > 0 else -math.inf
         except (TypeError, ValueError):
             return 1.0
 

@@ -14,6 +14,8 @@ from pathlib import PurePath
 from types import MappingProxyType
 from typing import Any
 
+from heta_nb._unicode import escape_surrogates_in_json
+
 __all__ = [
     "copy_json",
     "dict_is_json_object",
@@ -54,11 +56,15 @@ _ORJSON_DUMPS = _load_orjson()
 
 def dumps_bytes_exact(value: Any) -> bytes:
     """UTF-8 :func:`dumps_compact` of ``value`` after :func:`to_json_value` (keeps NaN as ``NaN``)."""
-    text = dumps_compact(to_json_value(value, "value"))
+    return utf8_json(dumps_compact(to_json_value(value, "value")))
+
+
+def utf8_json(json_text: str) -> bytes:
+    """JSON text as UTF-8; a lone surrogate is escaped (``\\ud800``) rather than the value lost."""
     try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: escape it rather than lose the value
-        return json.dumps(json.loads(text), ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        return json_text.encode("utf-8")
+    except UnicodeEncodeError:
+        return escape_surrogates_in_json(json_text).encode("utf-8")
 
 
 def dumps_bytes(value: Any) -> bytes:

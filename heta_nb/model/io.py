@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from heta_nb.errors import ReportFormatError, ReportNotFoundError
-from heta_nb.model._json import dumps_compact, json_type_name, to_json_value
+from heta_nb.model._json import dumps_compact, json_type_name, to_json_value, utf8_json
 from heta_nb.model._record import Problems, _TooManyProblems
 from heta_nb.model.report import SUPPORTED_SCHEMA_VERSIONS, EvaluationReport
 
@@ -149,5 +151,8 @@ def _validated(parsed: Any, source: str) -> EvaluationReport:
 
 
 def encode_report(report: EvaluationReport) -> bytes:
-    """The report as Heta writes it: compact UTF-8 JSON, non-ASCII kept."""
-    return dumps_compact(report._data).encode("utf-8")
+    """The report as Heta writes it: compact UTF-8 JSON, non-ASCII kept.
+
+    A lone surrogate (which UTF-8 cannot encode) is written as its ``\\uXXXX`` escape.
+    """
+    return utf8_json(dumps_compact(report._data))

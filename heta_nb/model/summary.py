@@ -20,7 +20,14 @@ from heta_nb import stats
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 
-__all__ = ["MetricCollector", "MetricSummary", "heta_score_summary", "numeric_value", "summarize_metrics"]
+__all__ = [
+    "MetricCollector",
+    "MetricSummary",
+    "as_float",
+    "heta_score_summary",
+    "numeric_value",
+    "summarize_metrics",
+]
 
 
 _EXACT_NUMBERS = frozenset((float, int, bool))
@@ -28,14 +35,33 @@ _EXACT_NUMBERS = frozenset((float, int, bool))
 
 
 def numeric_value(value: Any) -> float | None:
-    """A score value as Heta's summary counts it: bool -> 1.0/0.0, number -> float, else None."""
+    """A score value as Heta's summary counts it: bool -> 1.0/0.0, number -> float, else None.
+
+    An integer beyond the float range is ``inf`` or ``-inf`` (see :func:`as_float`).
+    """
     if type(value) in _EXACT_NUMBERS:  # the common case, first
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            return as_float(value)
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)):
-        return float(value)
+        return as_float(value)
     return None
+
+
+def as_float(value: float | int) -> float:
+    """``float(value)``, with an integer too large for a float as ``inf`` or ``-inf``.
+
+    JSON allows an integer of any size (Python reads ``1`` and 400 zeros as ``int``), where
+    ``float()`` raises ``OverflowError``; Heta 0.1.2's summary crashes on such a
+    report, heta_nb counts it as the infinity it rounds to.
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str, float]:
@@ -199,7 +225,7 @@ class MetricCollector:
                 value = 1.0 if value else 0.0
             elif kind is int:
                 entry[1] = True
-                value = float(value)
+                value = as_float(value)
             else:
                 numeric = numeric_value(value)
                 if numeric is None:  # text: counted by name only

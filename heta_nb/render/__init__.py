@@ -15,6 +15,7 @@ import importlib
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from heta_nb._unicode import valid_text
 from heta_nb.render.context import (
     RenderLimits,
     benchmark_context,
@@ -162,7 +163,12 @@ def repr_mimebundle(
 
     Always has a concise ``text/plain``; ``text/html`` only when ``include``/``exclude``
     allow it. Never raises: if rendering fails, ``text/html`` is a short escaped note.
+    Every text can be sent as UTF-8 (lone surrogates become U+FFFD).
     """
+    return {mime: valid_text(text) for mime, text in _mimebundle(obj, include, exclude).items()}
+
+
+def _mimebundle(obj: Any, include: Collection[str] | None, exclude: Collection[str] | None) -> dict[str, str]:
     from heta_nb.model.report import EvaluationReport
 
     want_html = _wanted("text/html", include, exclude)

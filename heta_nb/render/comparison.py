@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import base64
+import functools
 import hashlib
 import math
 from datetime import datetime, timezone
@@ -103,7 +103,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
     aligned = overlap.get("common", 0)
     key = "|".join(s["name"] + ":" + str(s["report_id"]) for s in data["systems"])
     return {
-        "id": "heta-c-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:10],
+        "id": "heta-c-" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         "systems": systems,
         "baseline": _clip(data["baseline"], NAME_CHARS),
         "benchmarks": benchmarks,
@@ -133,33 +133,25 @@ def comparison_document(comparison: Comparison, *, limits: ExportLimits, title: 
     from markupsafe import Markup
 
     from heta_nb import __version__
-    from heta_nb.export import _asset
-    from heta_nb.plots import figure_to_svg
+    from heta_nb.export import _asset, figure_entry
 
     figures = []
     for name in comparison.systems:
         if name == comparison.baseline:
             continue
         for metric in list(comparison.metrics)[: max(1, limits.figures // 2)]:
-            for caption, ax in (
-                (
+            figures.append(
+                figure_entry(
                     f"{metric}: {name} against {comparison.baseline}, case by case",
-                    comparison.plot_paired(metric, system=name),
-                ),
-                (
-                    f"{metric}: per-case differences {name} − {comparison.baseline}",
-                    comparison.plot_deltas(metric, system=name),
-                ),
-            ):
-                svg = figure_to_svg(ax.figure)
-                figures.append(
-                    {
-                        "data_uri": "data:image/svg+xml;base64,"
-                        + base64.b64encode(svg.encode("utf-8")).decode("ascii"),
-                        "alt": caption,
-                        "caption": caption,
-                    }
+                    functools.partial(comparison.plot_paired, metric, system=name),
                 )
+            )
+            figures.append(
+                figure_entry(
+                    f"{metric}: per-case differences {name} − {comparison.baseline}",
+                    functools.partial(comparison.plot_deltas, metric, system=name),
+                )
+            )
     frame = comparison.cases_frame()
     columns = [{"key": str(c), "label": str(c)} for c in frame.columns]
     rows = []

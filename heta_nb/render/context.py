@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport, EvaluationScore
-from heta_nb.model.summary import MetricCollector, MetricSummary
+from heta_nb.model.summary import MetricCollector, MetricSummary, as_float
 from heta_nb.render.env import format_count, format_number
 from heta_nb.render.svg import histogram
 
@@ -287,7 +287,7 @@ def _numeric(value: Any) -> float | None:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)):
-        return float(value)
+        return as_float(value)
     return None
 
 
@@ -648,7 +648,13 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     position = q * (len(sorted_values) - 1)
     low = int(position)
     high = min(low + 1, len(sorted_values) - 1)
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+    below, above, fraction = sorted_values[low], sorted_values[high], position - low
+    if not fraction:
+        return below
+    step = above - below
+    if math.isfinite(step):
+        return below + step * fraction
+    return below * (1 - fraction) + above * fraction  # 1e308 and -1e308: their gap is not a float
 
 
 def _manifests(manifest: Any) -> list[Mapping[str, Any]]:
@@ -818,7 +824,7 @@ def _summary(
         cases = collector.cases.get(mode, 0)
         errors = collector.errors.get(mode, 0)
         observed: Sequence[float] = scan.latencies if scan else ()
-        if observed and not math.isfinite(math.fsum(observed)):
+        if observed and not math.isfinite(sum(observed)):  # sum, not fsum: fsum raises on overflow
             observed = [v for v in observed if math.isfinite(v)]
         latencies = sorted(observed)
         cells: list[dict[str, Any] | None] = []

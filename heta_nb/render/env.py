@@ -14,6 +14,9 @@ from typing import Any
 
 import jinja2
 
+from heta_nb._unicode import valid_text
+from heta_nb.model.summary import as_float
+
 __all__ = ["environment", "format_count", "format_number"]
 
 _LOCK = threading.Lock()
@@ -33,7 +36,9 @@ def format_number(value: Any, digits: int = 3) -> str:
     if not isinstance(value, (int, float)):
         return "—"
     if isinstance(value, int):
-        return f"{value:,}"
+        if abs(value) < 10**15:
+            return f"{value:,}"
+        value = as_float(value)  # no 400-digit cells; beyond the float range: ∞
     if math.isnan(value):
         return "—"
     if math.isinf(value):
@@ -49,6 +54,13 @@ def format_count(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return format_number(value)
+
+
+class _Template(jinja2.Template):
+    """Renders to text UTF-8 can encode (see :func:`heta_nb._unicode.valid_text`)."""
+
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        return valid_text(super().render(*args, **kwargs))
 
 
 class _Environment(jinja2.Environment):
@@ -76,6 +88,7 @@ def _build() -> jinja2.Environment:
         lstrip_blocks=True,
         auto_reload=False,
     )
+    env.template_class = _Template
     env.filters["num"] = format_number
     env.filters["count"] = format_count
     return env

@@ -18,6 +18,20 @@ __all__ = ["histogram"]
 MAX_BINS = 12
 
 
+def _bin_of(value: float, low: float, high: float, bins: int) -> int:
+    """The bin of ``value`` in ``[low, high]`` when ``bins / (high - low)`` is not a finite float.
+
+    A span too narrow (subnormal) is divided by directly; one too wide for a float
+    (``1e308 - -1e308``) is halved first, which keeps every difference finite.
+    """
+    span = high - low
+    if math.isfinite(span):
+        fraction = (value - low) / span
+    else:
+        fraction = (value / 2 - low / 2) / (high / 2 - low / 2)
+    return min(bins, max(0, int(fraction * bins)))
+
+
 def _coord(value: float) -> str:
     """An SVG coordinate with at most two decimals (``3``, ``2.5``, ``0.67``)."""
     text = f"{value:.2f}".rstrip("0").rstrip(".")
@@ -74,17 +88,20 @@ def histogram(
             low, high = 0.0, 1.0
         if high > low:
             scale = bins / (high - low)
-            # int() truncates toward zero: with offsets >= 0 that is the bin index.
-            if low == 0.0:
-                found = Counter(map(int, map(scale.__mul__, finite)))
-            else:
-                found = Counter(map(int, map(scale.__mul__, map((-low).__add__, finite))))
+            if math.isfinite(scale) and scale > 0.0:
+                # int() truncates toward zero: with offsets >= 0 that is the bin index.
+                if low == 0.0:
+                    found = Counter(map(int, map(scale.__mul__, finite)))
+                else:
+                    found = Counter(map(int, map(scale.__mul__, map((-low).__add__, finite))))
+            else:  # a span too wide for a float (1e308 - -1e308) or too narrow to divide by
+                found = Counter(_bin_of(v, low, high, bins) for v in finite)
             counts = [found.get(i, 0) for i in range(bins)]
             counts[-1] += found.get(bins, 0)
         else:
             counts = [len(finite)]
         description = (
-            f"{len(counts)} bins from {format_number(low)} to {format_number(high)}, "
+            f"{len(counts)} bin{'s' if len(counts) > 1 else ''} from {format_number(low)} to {format_number(high)}, "
             f"counts {', '.join(str(c) for c in counts)}"
         )
     if dropped:

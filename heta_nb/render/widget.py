@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from heta_nb._unicode import valid_text
 from heta_nb.console import format_duration
 from heta_nb.render.env import environment
 from heta_nb.runner.events import RunState
@@ -86,4 +87,6 @@ def render_widget_parts(state: RunState) -> dict[str, str]:
     """``{"title", "stats", "build", "means", "errors"}`` HTML strings for the widget."""
     module = environment().get_template("widget.html.j2").module
     context = widget_context(state)
-    return {name: str(getattr(module, name)(context)) for name in ("title", "stats", "build", "means", "errors")}
+    return {
+        name: valid_text(str(getattr(module, name)(context))) for name in ("title", "stats", "build", "means", "errors")
+    }

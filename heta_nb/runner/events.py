@@ -457,7 +457,10 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             name = score["name"]
             value = score["value"]
             if type(value) in _EXACT_NUMBERS and name in sums:  # the common case, first
-                sums[name] += value
+                try:
+                    sums[name] += value
+                except OverflowError:  # an integer beyond the float range
+                    sums[name] += numeric_value(value)  # type: ignore[operator]
                 counts[name] += 1
             else:
                 pairs = (*pairs, (name, numeric_value(value)))

@@ -1,0 +1,228 @@
+"""Valid reports with extreme values open, render and export without an error.
+
+Each case starts from a report Heta wrote and changes one thing to a value that is
+valid JSON and that ``load_report`` accepts: scores spanning more than a float holds,
+an integer score of 400 digits, latencies that overflow a sum, metric and mode names
+holding TeX, infinite means, and lone surrogates (``"\\ud800"``), which UTF-8 cannot
+encode. Every view must show the report (not its error note), and every export must
+write its file.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from helpers import FIXTURES
+
+import heta_nb
+from heta_nb._unicode import escape_surrogates_in_json, valid_text
+from heta_nb.model.summary import as_float, numeric_value
+from heta_nb.render.env import format_number
+from heta_nb.render.svg import histogram
+
+BASE = json.loads((FIXTURES / "report-normal.json").read_text(encoding="utf-8"))
+ERROR_NOTE = "could not render this view"
+MODE = "full_text_search"
+METRIC = "evidence_recall@3"
+
+
+def _report(change: Callable[[dict[str, Any]], None]) -> heta_nb.EvaluationReport:
+    data = copy.deepcopy(BASE)
+    change(data)
+    return heta_nb.load_report(json.dumps(data))
+
+
+def _cases(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in data["case_results"] if c["query_mode"] == MODE]
+
+
+def _score(case: dict[str, Any], name: str = METRIC) -> dict[str, Any]:
+    return next(s for s in case["scores"] if s["name"] == name)
+
+
+def _huge_span(data: dict[str, Any]) -> None:
+    first, second = _cases(data)[:2]
+    _score(first)["value"] = -1e308
+    _score(second)["value"] = 1e308
+
+
+def _tiny_span(data: dict[str, Any]) -> None:
+    for case in _cases(data):
+        _score(case)["value"] = 0.0
+    _score(_cases(data)[0])["value"] = -5e-324
+
+
+def _huge_integer(data: dict[str, Any]) -> None:
+    _score(_cases(data)[0])["value"] = 10**400
+
+
+def _huge_latencies(data: dict[str, Any]) -> None:
+    for case in _cases(data)[:2]:
+        case["latency_ms"] = 1e308
+
+
+def _tex_names(data: dict[str, Any]) -> None:
+    for case in data["case_results"]:
+        if case["query_mode"] == MODE:
+            case["query_mode"] = r"mode $\foo$"
+        for score in case["scores"]:
+            if score["name"] == METRIC:
+                score["name"] = r"recall $\alpha_$"
+    data["query_modes"] = [r"mode $\foo$" if m == MODE else m for m in data["query_modes"]]
+    data["score_summary"] = {}
+
+
+def _infinite_scores(data: dict[str, Any]) -> None:
+    for case in _cases(data):
+        _score(case)["value"] = float("inf")
+
+
+def _lone_surrogates(data: dict[str, Any]) -> None:
+    data["report_id"] = "fixture\ud800"
+    data["knowledge_base_name"] = "kb\udc80"
+    _cases(data)[0]["query"] = "where\udfff?"
+
+
+CHANGES = {
+    "scores from -1e308 to 1e308": _huge_span,
+    "scores in a subnormal span": _tiny_span,
+    "an integer score of 400 digits": _huge_integer,
+    "latencies whose sum overflows": _huge_latencies,
+    "metric and mode names holding TeX": _tex_names,
+    "infinite scores": _infinite_scores,
+    "lone surrogates in ids and texts": _lone_surrogates,
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES.values()), ids=list(CHANGES))
+def test_every_view_and_export_works(change: Callable[[dict[str, Any]], None], tmp_path: Path) -> None:
+    report = _report(change)
+    bundle = report._repr_mimebundle_()
+    assert ERROR_NOTE not in bundle["text/html"]
+    for text in bundle.values():
+        text.encode("utf-8")  # what Jupyter sends
+    case_html = report.case_results[0]._repr_html_()
+    assert ERROR_NOTE not in case_html
+
+    page = tmp_path / "report.html"
+    heta_nb.to_html(report, page)
+    html = page.read_text(encoding="utf-8")
+    assert "heta-report" in html and ERROR_NOTE not in html
+
+    notebook = tmp_path / "report.ipynb"
+    heta_nb.to_notebook(report, notebook)
+    nbformat.validate(nbformat.read(notebook, as_version=4))
+
+    assert heta_nb.sections(report)
+    frame = report.summary_frame()
+    assert len(frame) > 0
+
+    comparison = heta_nb.compare(report, report, names=["a", "b"])
+    assert ERROR_NOTE not in comparison._repr_html_()
+    heta_nb.to_html(comparison, tmp_path / "comparison.html")
+
+
+def test_a_report_with_lone_surrogates_is_written_as_escapes_and_reads_back_equal(tmp_path: Path) -> None:
+    report = _report(_lone_surrogates)
+    path = tmp_path / "report.json"
+    path.write_bytes(heta_nb.model.io.encode_report(report))
+    raw = path.read_bytes()
+    assert b"\\ud800" in raw and b"\\udc80" in raw  # escapes, valid UTF-8
+    raw.decode("utf-8")
+    again = heta_nb.load_report(path)
+    assert again == report and again.report_id == "fixture\ud800"
+
+
+def test_the_page_shows_lone_surrogates_as_replacement_characters(tmp_path: Path) -> None:
+    html = heta_nb.to_html(_report(_lone_surrogates))
+    assert "fixture\ufffd" in html and "\ud800" not in html
+
+
+def test_tex_in_names_is_shown_literally() -> None:
+    from heta_nb.plots import figure_to_svg, plot_metric_summary, plot_scores
+
+    report = _report(_tex_names)
+    ax = plot_scores(report, r"recall $\alpha_$")
+    assert r"recall $\alpha_$" in ax.get_xlabel()
+    svg = figure_to_svg(ax.figure)
+    assert r"$\alpha_$" in svg  # the text itself, not a math layout (which would fail here)
+    summary = plot_metric_summary(report)
+    assert r"recall $\alpha_$" in [label.get_text() for label in summary.get_yticklabels()]
+    figure_to_svg(summary.figure)
+
+
+def test_infinite_means_are_left_out_of_the_summary_plot_and_said_so() -> None:
+    from heta_nb.plots import figure_to_svg, plot_metric_summary
+
+    ax = plot_metric_summary(_report(_infinite_scores))
+    assert "not finite" in ax.get_title()
+    left, right = ax.get_xlim()
+    assert left == left and right == right and right < float("inf")
+    figure_to_svg(ax.figure)
+
+
+def test_a_figure_matplotlib_cannot_draw_is_named_in_the_page_not_fatal() -> None:
+    html = heta_nb.to_html(_report(_huge_span))
+    # matplotlib cannot place ticks on a span wider than a float: the page says so
+    assert "not drawn (" in html
+
+
+def test_histogram_bins_of_extreme_spans() -> None:
+    wide = histogram([-1e308, 0.0, 1e308], kind="number", label="x", bins=12)
+    assert wide is not None and "counts 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1" in wide["label"]
+    narrow = histogram([-5e-324, 0.0, 0.0], kind="number", label="x", bins=12)
+    assert narrow is not None and "counts 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2" in narrow["label"]
+    single = histogram([2.0, 2.0], kind="number", label="x")
+    assert single is not None and "1 bin from" in single["label"]
+
+
+def test_integers_beyond_the_float_range_count_as_infinities() -> None:
+    assert as_float(10**400) == float("inf") and as_float(-(10**400)) == float("-inf")
+    assert as_float(3) == 3.0 and numeric_value(10**400) == float("inf")
+    report = _report(_huge_integer)
+    summary = next(s for s in report.metric_summaries() if (s.mode, s.metric) == (MODE, METRIC))
+    assert summary.mean == float("inf")
+    assert format_number(10**400) == "∞" and format_number(12345) == "12,345"
+
+
+def test_a_run_whose_evaluator_returns_a_huge_integer_completes(tmp_path: Path) -> None:
+    from heta_nb.benchmark import Benchmark, BenchmarkCase
+
+    benchmark = Benchmark(
+        {"name": "b", "version": "1", "split": "test", "task_type": "qa"},
+        (),
+        [BenchmarkCase(case_id=f"c{i}", query=f"q{i}") for i in range(3)],
+    )
+
+    def huge(case: Any, response: Any) -> int:
+        return 10**400
+
+    report = heta_nb.evaluate(
+        benchmark,
+        kb=lambda query: [],
+        query_modes=["m"],
+        evaluators=[huge],
+        store=tmp_path,
+        report_id="huge",
+        progress=False,
+    )
+    assert len(report.case_results) == 3
+    assert report.score_summary["m.huge"] == float("inf")
+    assert (
+        heta_nb.load_report(
+            tmp_path / "_heta/knowledge_bases" / report.knowledge_base_name / "evaluations/huge/report.json"
+        )
+        == report
+    )
+
+
+def test_valid_text_and_json_escapes() -> None:
+    assert valid_text("a\ud800b") == "a\ufffdb" and valid_text("é·") == "é·"
+    assert escape_surrogates_in_json('"a\udc80"') == '"a\\udc80"'
+    assert json.loads(escape_surrogates_in_json(json.dumps("x\ud800", ensure_ascii=False))) == "x\ud800"
