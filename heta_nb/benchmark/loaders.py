@@ -6,8 +6,16 @@ own adapters produce (``docs/heta-compat.md`` §2.1-2.3), so reports scored eith
 way line up. The loaders differ from Heta on purpose where Heta's behaviour is a
 trap: a string ``answers`` is one answer, ``null`` means "none" for optional
 objects and lists, ``"text": null`` is an error, ``path`` rows may not leave the
-benchmark folder, base64 is decoded strictly, and duplicate ids are reported when
-loading instead of failing later in the runner.
+benchmark folder, base64 is decoded strictly, duplicate ids are reported when
+loading instead of failing later in the runner, and a manifest ``name`` or ``split``
+that would nest or escape a raw object key (``/``, ``\\``, ``.``, ``..``, NUL) is refused.
+
+Dangling references are kept but reported: BEIR qrels naming a corpus id that is not
+in ``corpus.jsonl`` (real datasets such as ArguAna have them) stay in the evidence, as
+in Heta and in BEIR's own scoring, and give one :class:`BenchmarkDataWarning` per
+qrels file; qrels of a query id missing from ``queries.jsonl`` (NFCorpus has them) are
+dropped, as in Heta, with one warning; MultiHop-RAG evidence naming an article that is
+not in ``corpus.json`` is kept with one warning per queries file.
 
 Every error is a :class:`~heta_nb.errors.BenchmarkFormatError` whose message
 starts with the place: ``file:line`` for JSONL and TSV rows, ``file[index]`` for
@@ -19,9 +27,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import itertools
 import json
 import math
 import os
+import re
+import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PureWindowsPath
 from typing import TYPE_CHECKING, Any
@@ -44,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "BEIR_DEFAULT_EVALUATORS",
     "BENCHMARK_FORMATS",
+    "BenchmarkDataWarning",
     "JSONL_DEFAULT_EVALUATORS",
     "MULTIHOP_RAG_DEFAULT_EVALUATORS",
     "benchmark_from_frame",
@@ -85,6 +98,13 @@ _BEIR_HEADERS = (("query-id", "corpus-id", "score"), ("query_id", "corpus_id", "
 _MHR_HOMEPAGE = "https://github.com/yixuantt/MultiHop-RAG"
 _MHR_CITATION = "MultiHop-RAG: Benchmarking Retrieval-Augmented Generation for Multi-Hop Queries"
 _MHR_DATA_URL = "https://huggingface.co/datasets/yixuantt/MultiHopRAG/resolve/main"
+
+#: How many dangling ids a warning quotes.
+_WARN_EXAMPLES = 5
+
+
+class BenchmarkDataWarning(UserWarning):
+    """A benchmark loaded, but its files are inconsistent (e.g. qrels naming unknown ids)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -210,10 +230,15 @@ def _evidence_list(value: Any, where: str, field: str) -> tuple[BenchmarkEvidenc
 
 
 def _manifest(value: Any, where: str) -> BenchmarkManifest:
+    """A BenchmarkManifest whose ``name`` and ``split`` are usable as raw-key segments."""
     try:
-        return BenchmarkManifest.coerce(value, label="manifest")
+        manifest = BenchmarkManifest.coerce(value, label="manifest")
     except (TypeError, ValueError) as exc:
         raise BenchmarkFormatError(f"{where}: {exc}") from None
+    # raw/benchmarks/{name}/{split}/...: the same rule as document ids
+    _segment_check(manifest.name, where, "name")
+    _segment_check(manifest.split, where, "split")
+    return manifest
 
 
 def _benchmark(
@@ -267,6 +292,51 @@ def _lines(path: Path, label: str) -> Iterator[tuple[int, str]]:
             yield number, line.rstrip("\r\n")
 
 
+# A JSON string (skipped) or a number; group 1 is the integer part when there is no
+# fraction or exponent, i.e. a number ``json`` converts with ``int()``.
+_JSON_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|-?(\d+)(\.\d+)?([eE][-+]?\d+)?')
+
+
+def _int_digit_limit() -> int:
+    """Python's int-string conversion limit (0: none; Python < 3.10.7 has none)."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    return int(get()) if get is not None else 0
+
+
+def _long_integer(text: str, exc: ValueError) -> tuple[int | None, str]:
+    """Where and what the ``ValueError`` of ``json.loads(text)`` is (error path only).
+
+    ``json`` only raises a plain ValueError (not JSONDecodeError) for an integer longer
+    than :func:`sys.get_int_max_str_digits`; returns ``(offset or None, description)``.
+    """
+    limit = _int_digit_limit()
+    if not limit or "integer string conversion" not in str(exc):
+        return None, str(exc)
+    for match in _JSON_STRING_OR_NUMBER.finditer(text):
+        digits = match.group(1)
+        if digits is not None and match.group(2) is None and match.group(3) is None and len(digits) > limit:
+            return match.start(), f"an integer with more than {limit} digits"
+    return None, f"an integer with more than {limit} digits"
+
+
+def _nesting(text: str) -> str:
+    """Describe JSON too deeply nested for the parser (error path only)."""
+    brackets = re.sub(r"[^\[\]{}]+", "", _JSON_STRING_OR_NUMBER.sub("", text))
+    depth = deepest = 0
+    for char in brackets:
+        depth += 1 if char in "[{" else -1
+        deepest = max(deepest, depth)
+    limit = sys.getrecursionlimit()
+    if deepest > limit:
+        return f"nested more than {limit} levels deep ({deepest} levels)"
+    return f"nested {deepest} levels deep, too deep for the JSON parser here"
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
 def _jsonl_rows(path: Path, label: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Non-blank rows of a JSONL file, each a JSON object."""
     for number, line in _lines(path, label):
@@ -276,6 +346,12 @@ def _jsonl_rows(path: Path, label: str) -> Iterator[tuple[int, dict[str, Any]]]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise BenchmarkFormatError(f"{label}:{number}:{exc.colno}: invalid JSON: {exc.msg}") from None
+        except ValueError as exc:  # an integer over Python's digit limit
+            offset, what = _long_integer(line, exc)
+            column = "" if offset is None else f":{offset + 1}"
+            raise BenchmarkFormatError(f"{label}:{number}{column}: invalid JSON: {what}") from None
+        except RecursionError:
+            raise BenchmarkFormatError(f"{label}:{number}: invalid JSON: {_nesting(line)}") from None
         if not isinstance(value, dict):
             raise BenchmarkFormatError(
                 f"{label}:{number}: a JSONL row must be a JSON object, got {json_type_name(value)}"
@@ -297,6 +373,12 @@ def _read_json(path: Path, label: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise BenchmarkFormatError(f"{label}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except ValueError as exc:  # an integer over Python's digit limit
+        offset, what = _long_integer(text, exc)
+        place = "" if offset is None else ":{}:{}".format(*_line_column(text, offset))
+        raise BenchmarkFormatError(f"{label}{place}: invalid JSON: {what}") from None
+    except RecursionError:
+        raise BenchmarkFormatError(f"{label}: invalid JSON: {_nesting(text)}") from None
 
 
 def _read_json_array(path: Path, label: str) -> list[Any]:
@@ -528,7 +610,7 @@ def _beir_id(value: Any, field: str) -> str:
     text = _required_text(value, "load_beir", field).lower()
     if "/" in text or "\\" in text:
         raise _fail("load_beir", field, f"{text!r} must be a dataset id, not a path")
-    return text
+    return _segment_check(text, "load_beir", field)  # the split is a raw-key segment
 
 
 def _beir_manifest(dataset: str, split: str) -> BenchmarkManifest:
@@ -557,9 +639,14 @@ def _beir_optional(value: Any, where: str, field: str) -> str:
     return str(value).strip()
 
 
-def _read_qrels(path: Path, label: str) -> dict[str, dict[str, int]]:
-    """``{query_id: {corpus_id: relevance}}`` in file order (a repeated pair keeps the last score)."""
+def _read_qrels(path: Path, label: str) -> tuple[dict[str, dict[str, int]], dict[str, int], dict[str, int]]:
+    """``{query_id: {corpus_id: relevance}}`` in file order (a repeated pair keeps the last score).
+
+    Also the first line of each query id and of each corpus id with a score > 0.
+    """
     qrels: dict[str, dict[str, int]] = {}
+    query_lines: dict[str, int] = {}
+    corpus_lines: dict[str, int] = {}
     first = True
     for number, line in _lines(path, label):
         text = line.strip()
@@ -585,7 +672,25 @@ def _read_qrels(path: Path, label: str) -> dict[str, dict[str, int]]:
         except (ValueError, OverflowError):
             raise _fail(where, "score", f"{score!r} is not a number") from None
         qrels.setdefault(query_id, {})[corpus_id] = relevance
-    return qrels
+        query_lines.setdefault(query_id, number)
+        if relevance > 0:
+            corpus_lines.setdefault(corpus_id, number)
+    return qrels, query_lines, corpus_lines
+
+
+def _warn(message: str) -> None:
+    """A :class:`BenchmarkDataWarning` attributed to the caller outside this module."""
+    level, frame = 1, sys._getframe(0)
+    while frame.f_back is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, BenchmarkDataWarning, stacklevel=level)
+
+
+def _dangling(count: int, examples: Iterable[str]) -> str:
+    """``3 ('a' on line 2, 'b' on line 5, ...)``: a count and the first few examples."""
+    shown = list(itertools.islice(examples, _WARN_EXAMPLES))
+    more = ", ..." if count > len(shown) else ""
+    return f"{count} ({', '.join(shown)}{more})"
 
 
 def load_beir(
@@ -601,6 +706,12 @@ def load_beir(
     are :func:`beir_document_id` of ``_id``, the text is ``title + "\\n\\n" + text``.
     A case per query that has qrels; its evidence is one entry per qrel with score > 0
     (reference id, ``source_key_prefix`` locator, ``metadata.relevance``).
+
+    Dangling qrels are not errors, because official BEIR files have them, but each
+    kind gives one :class:`BenchmarkDataWarning` per qrels file with the count and the
+    first ids and lines: a corpus id (score > 0) missing from ``corpus.jsonl`` stays in
+    the evidence, as in Heta and BEIR's own scoring (it counts as never retrieved);
+    rows of a query id missing from ``queries.jsonl`` are left out, as in Heta.
 
     Args:
         folder: the dataset folder.
@@ -666,7 +777,15 @@ def load_beir(
         queries[query_id] = _row_text(row, "text", where)
         query_lines[query_id] = number
 
-    qrels = _read_qrels(qrels_path, qrels_label)
+    qrels, qrel_query_lines, qrel_corpus_lines = _read_qrels(qrels_path, qrels_label)
+    unknown_queries = [query_id for query_id in qrels if query_id not in queries]
+    if unknown_queries:
+        examples = (f"{q!r} on line {qrel_query_lines[q]}" for q in unknown_queries)
+        _warn(
+            f"{qrels_label}: {_dangling(len(unknown_queries), examples)} query id(s) are not in "
+            f"{queries_label}; their qrels were left out",
+        )
+    unknown_documents: dict[str, int] = {}
     prefix = f"raw/benchmarks/{manifest.name}/{manifest.split}/"
     ids: dict[str, str] = {}
     cases: list[BenchmarkCase] = []
@@ -679,6 +798,8 @@ def load_beir(
             if relevance <= 0:
                 continue
             document_id = ids.get(corpus_id) or ids.setdefault(corpus_id, beir_document_id(corpus_id))
+            if document_id not in seen_docs:
+                unknown_documents.setdefault(corpus_id, qrel_corpus_lines[corpus_id])
             evidence.append(
                 BenchmarkEvidence(
                     reference_id=document_id,
@@ -701,6 +822,12 @@ def load_beir(
                 labels={"dataset": dataset_id, "split": split_id},
                 metadata={"beir_query_id": query_id, "dataset": dataset_id},
             )
+        )
+    if unknown_documents:
+        examples = (f"{c!r} on line {n}" for c, n in sorted(unknown_documents.items(), key=lambda item: item[1]))
+        _warn(
+            f"{qrels_label}: {_dangling(len(unknown_documents), examples)} corpus id(s) with a score > 0 are not "
+            f"in {corpus_label}; they stay in the cases' evidence (as in Heta and BEIR) but can never be retrieved",
         )
     _require_rows(documents, corpus_label, "documents")
     if not cases:
@@ -846,6 +973,9 @@ def load_multihop_rag(
     ``locator.source_key`` and the fact as ``text``; ``question_type`` is a label.
     Unlike Heta, two corpus rows with the same id (same url, or same title without
     url) are an error here, and a missing or null ``evidence_list`` means no evidence.
+    Evidence naming an article that is not in the corpus stays in the evidence, as in
+    Heta (it can never be found), and gives one :class:`BenchmarkDataWarning` per
+    queries file with the count and the first few items.
 
     Args:
         folder_or_corpus: the folder holding both files, or the path of ``corpus.json``.
@@ -883,6 +1013,19 @@ def load_multihop_rag(
         _mhr_case(row, index, f"{queries_label}[{index}]", manifest)
         for index, row in enumerate(_read_json_array(queries, queries_label))
     ]
+    unknown = [
+        (f"{queries_label}[{index}].evidence_list[{i}]", evidence.metadata["title"])
+        for index, case in enumerate(cases)
+        for i, evidence in enumerate(case.expected.evidence)
+        if evidence.reference_id not in seen
+    ]
+    if unknown:
+        examples = (f"{where} {title!r}" for where, title in unknown)
+        _warn(
+            f"{queries_label}: {_dangling(len(unknown), examples)} evidence item(s) name an article that is not "
+            f"in {corpus_label} (no row with that url, or that title when there is no url); they stay in the "
+            "evidence (as in Heta) but can never be found",
+        )
     _require_rows(documents, corpus_label, "articles")
     _require_rows(cases, queries_label, "queries")
     return _benchmark(
@@ -1105,7 +1248,12 @@ def _frame_documents(documents: Any) -> list[BenchmarkDocument]:
             if isinstance(text, bytes):
                 data = text
             elif isinstance(text, str):
-                data = text.encode("utf-8", "strict")
+                try:
+                    data = text.encode("utf-8", "strict")
+                except UnicodeEncodeError:
+                    raise _fail(
+                        where, "column 'text'", "contains an unpaired surrogate and cannot be encoded as UTF-8"
+                    ) from None
             else:
                 raise _fail(where, "column 'text'", f"must be a string or bytes, got {json_type_name(_plain(text))}")
             name = row.get("name")

@@ -439,7 +439,10 @@ class Number(Field[T]):
             return None
         if not _is_number(value):
             raise TypeError(f"{self.label} must be a number, got {type(value).__name__}")
-        if self.minimum is not None and value < self.minimum:
+        # ``not >=`` also refuses NaN, as Heta's own ``>= 0`` check does
+        if self.minimum is not None and not value >= self.minimum:
+            if value != value:
+                raise ValueError(f"{self.label} must be a number >= {self.minimum:g}, got NaN")
             raise ValueError(f"{self.label} must not be less than {self.minimum:g}")
         return value
 
@@ -449,8 +452,11 @@ class Number(Field[T]):
         if not _is_number(raw):
             wanted = "number or null" if self.optional else "number"
             problems.add(_join(path, self.key), f"expected {wanted}, got {json_type_name(raw)}")
-        elif self.minimum is not None and raw < self.minimum:
-            problems.add(_join(path, self.key), f"must not be less than {self.minimum:g}, got {raw!r}")
+        elif self.minimum is not None and not raw >= self.minimum:  # NaN too (Heta refuses it)
+            if raw != raw:
+                problems.add(_join(path, self.key), f"expected a number >= {self.minimum:g}, got NaN")
+            else:
+                problems.add(_join(path, self.key), f"must not be less than {self.minimum:g}, got {raw!r}")
         return raw
 
 

@@ -108,8 +108,36 @@ def decode_report(data: bytes | str, *, source: str) -> EvaluationReport:
         raise ReportFormatError(
             source, [f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}"]
         ) from None
+    except ValueError as exc:
+        # Not a JSONDecodeError: an integer longer than sys.get_int_max_str_digits().
+        # Find it only now, so that the normal path stays a bare json.loads.
+        get_limit = getattr(sys, "get_int_max_str_digits", None)
+        limit = int(get_limit()) if get_limit is not None else 0
+        if not limit or "integer string conversion" not in str(exc):
+            raise ReportFormatError(source, [f"invalid JSON: {exc}"]) from None
+        place = ""
+        # a string (skipped) or a number whose integer part json converts with int()
+        for match in re.finditer(r'"(?:[^"\\]|\\.)*"|-?(\d+)(\.\d+)?([eE][-+]?\d+)?', text):
+            digits = match.group(1)
+            if digits is not None and match.group(2) is None and match.group(3) is None and len(digits) > limit:
+                offset = match.start()
+                line, column = text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+                place = f" at line {line}, column {column}"
+                break
+        raise ReportFormatError(source, [f"invalid JSON{place}: an integer with more than {limit} digits"]) from None
     except RecursionError:
-        raise ReportFormatError(source, ["JSON nested too deeply"]) from None
+        outside_strings = re.sub(r'"(?:[^"\\]|\\.)*"', "", text)
+        depth = deepest = 0
+        for char in re.sub(r"[^\[\]{}]+", "", outside_strings):
+            depth += 1 if char in "[{" else -1
+            deepest = max(deepest, depth)
+        limit = sys.getrecursionlimit()
+        what = (
+            f"nested more than {limit} levels deep ({deepest} levels)"
+            if deepest > limit
+            else f"nested {deepest} levels deep, too deep for the JSON parser here"
+        )
+        raise ReportFormatError(source, [f"invalid JSON: {what}"]) from None
     return _validated(parsed, source)
 
 
