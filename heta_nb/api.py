@@ -57,10 +57,9 @@ _VIEW_ARGUMENTS = ("progress", "on_event", "record_events")
 def _run_config(arguments: dict[str, Any]) -> tuple[RunConfig, dict[str, Any]]:
     """Split :func:`start`'s arguments into the engine's configuration and the view options."""
     views = {name: arguments.pop(name) for name in _VIEW_ARGUMENTS}
-    arguments["query_options"] = dict(arguments["query_options"] or {})
-    arguments["metadata"] = dict(arguments["metadata"] or {})
-    arguments["retry_on"] = tuple(arguments["retry_on"])
-    return RunConfig(**arguments), views
+    if isinstance(arguments["retry_on"], list):
+        arguments["retry_on"] = tuple(arguments["retry_on"])
+    return RunConfig(**arguments), views  # the engine validates (and copies) every setting
 
 
 _DOC_ARGS = """
@@ -77,16 +76,24 @@ _DOC_ARGS = """
         top_k, query_options, trace: passed to every query (as Heta does).
         concurrency: queries in flight at once (default 8, as Heta).
         timeout_s: per-query timeout (None: no timeout). Timeouts count as retryable.
+            It covers the KB call only, not the evaluators (an async evaluator that
+            never returns holds its case until ``cancel()``). Python cannot stop a
+            thread: a sync KB that overruns keeps its pool thread busy until it returns,
+            and an async KB that swallows the cancellation is recorded as it returns.
         retries, backoff_s: retries for retryable errors (``exc.retryable is True``,
             timeouts, or ``retry_on`` classes), waiting ``backoff_s * 2**attempt``.
         store: a ``ReportStore``, folder, fsspec URL or Heta ObjectStore; ``None`` keeps
             the report in memory; default: the recipe's (or KB recipe's) object store.
         report_id: default ``eval_<32 hex>`` like Heta.
         knowledge_base_name: the (base) KB name; default the KB's own name.
-        resume: finish an interrupted run with the same ``report_id`` from its checkpoint.
-        overwrite: replace an existing report with this ``report_id``.
+        resume: finish an interrupted run with the same ``report_id`` from its checkpoint
+            (or from its stored report); its settings must match.
+        overwrite: replace an existing report with this ``report_id`` (or discard the
+            checkpoint an interrupted run left; without ``resume`` or ``overwrite`` both
+            are refused, so nothing finished is lost).
         shard: ``(index, count)``: run a stable subset; combine with ``merge_reports``.
-        metadata: JSON-safe run metadata (checked before the first query).
+        metadata: JSON-safe run metadata (checked before the first query; the keys
+            ``heta_nb``, ``run_units`` and ``benchmark_document_keys`` are the runner's).
         query_engines: a Heta ``QueryEngineRegistry`` for recipe-built KBs.
         progress: True (widget in notebooks, console elsewhere), False, ``"widget"``,
             ``"console"`` or a callable receiving each event.

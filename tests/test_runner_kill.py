@@ -11,9 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import TOY_RUN_KEYS, SlowKB, resume_toy_run
+from runner_support import TOY_RUN_KEYS, SlowKB, resume_toy_run, toy_benchmark
 
 import heta_nb
+from heta_nb.errors import ReportExistsError
 from heta_nb.runner.checkpoint import CHECKPOINT_FILE
 from heta_nb.store import report_prefix
 
@@ -57,6 +58,19 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
     assert not (store_root / report_prefix("toy kb", "k9") / "report.json").exists()
     with checkpoint.open("ab") as handle:  # as if the kill had torn the last line
         handle.write(b'{"unit_id":"corpus","case_id":"c0')
+    # running the same report again without resume=True must not discard what finished
+    kept = checkpoint.read_bytes()
+    with pytest.raises(ReportExistsError, match="left a checkpoint"):
+        heta_nb.evaluate(
+            toy_benchmark(60),
+            kb=SlowKB(0.001),
+            query_modes=["good", "poor"],
+            store=store_root,
+            report_id="k9",
+            knowledge_base_name="toy kb",
+            progress=False,
+        )
+    assert checkpoint.read_bytes() == kept
     kb = SlowKB(0.001)
     report = resume_toy_run(store_root, "k9", kb)
     keys = [(r.case_id, r.query_mode) for r in report.case_results]

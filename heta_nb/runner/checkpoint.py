@@ -31,7 +31,7 @@ from heta_nb.model._json import dumps_compact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult
 from heta_nb.store import ReportStore, _LocalBackend, report_prefix
 
-__all__ = ["CHECKPOINT_FILE", "Checkpoint", "CheckpointWriter", "read_checkpoint"]
+__all__ = ["CHECKPOINT_FILE", "Checkpoint", "CheckpointWriter", "checkpoint_exists", "read_checkpoint"]
 
 CHECKPOINT_FILE = "checkpoint.jsonl"
 PARTS_DIR = "checkpoint"
@@ -147,6 +147,19 @@ class CheckpointWriter:
             self._fd = None
         self._backend.delete_prefix(f"{self.prefix}/{CHECKPOINT_FILE}")
         self._backend.delete_prefix(f"{self.prefix}/{PARTS_DIR}")
+
+
+def checkpoint_exists(store: ReportStore, knowledge_base_name: str, report_id: str) -> bool:
+    """Whether an unfinished run left a checkpoint for this report (lines or parts)."""
+    prefix = report_prefix(knowledge_base_name, report_id)
+    backend = store._backend
+    if any(True for _ in backend.list_prefix(f"{prefix}/{PARTS_DIR}")):
+        return True
+    try:
+        backend.read(f"{prefix}/{CHECKPOINT_FILE}")
+    except (FileNotFoundError, OSError):
+        return False
+    return True
 
 
 def _ends_a_line(path: Any, size: int) -> bool:

@@ -39,7 +39,7 @@ from heta_nb.model._json import _ORJSON_DUMPS, dumps_bytes, dumps_bytes_exact, t
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary
 from heta_nb.runner import deadlines as _deadlines
-from heta_nb.runner.checkpoint import BATCH_LINES, CheckpointWriter, read_checkpoint
+from heta_nb.runner.checkpoint import BATCH_LINES, CheckpointWriter, checkpoint_exists, read_checkpoint
 from heta_nb.runner.events import (
     CaseRecord,
     CasesFinished,
@@ -247,27 +247,36 @@ class Engine:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise RunError(f"{name} must be an integer >= {low}, got {value!r}")
-        if c.timeout_s is not None and not (isinstance(c.timeout_s, (int, float)) and c.timeout_s > 0):
+        if c.timeout_s is not None and not (
+            isinstance(c.timeout_s, (int, float)) and not isinstance(c.timeout_s, bool) and c.timeout_s > 0
+        ):
             raise RunError(f"timeout_s must be a positive number or None, got {c.timeout_s!r}")
-        if not isinstance(c.backoff_s, (int, float)) or c.backoff_s < 0:
-            raise RunError(f"backoff_s must be >= 0, got {c.backoff_s!r}")
+        if (
+            isinstance(c.backoff_s, bool)
+            or not isinstance(c.backoff_s, (int, float))
+            or not 0 <= c.backoff_s < float("inf")
+        ):
+            raise RunError(f"backoff_s must be a finite number >= 0, got {c.backoff_s!r}")
+        retry_on = (c.retry_on,) if isinstance(c.retry_on, type) else c.retry_on
+        if not isinstance(retry_on, (tuple, list)) or not all(
+            isinstance(kind, type) and issubclass(kind, BaseException) for kind in retry_on
+        ):
+            raise RunError(f"retry_on must be exception classes (a tuple of them), got {c.retry_on!r}")
+        self.retry_on: tuple[type[BaseException], ...] = tuple(retry_on)
         if c.shard is not None:
             if not (
                 isinstance(c.shard, tuple)
                 and len(c.shard) == 2
-                and all(isinstance(x, int) for x in c.shard)
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in c.shard)
                 and c.shard[1] >= 1
                 and 0 <= c.shard[0] < c.shard[1]
             ):
                 raise RunError(f"shard must be (index, count) with 0 <= index < count, got {c.shard!r}")
-        try:
-            self.metadata = to_json_value(dict(c.metadata or {}), "metadata")
-        except TypeError as exc:
-            raise RunError(str(exc)) from None
-        try:
-            self.query_options = to_json_value(dict(c.query_options or {}), "query_options")
-        except TypeError as exc:
-            raise RunError(str(exc)) from None
+        self.metadata = _json_setting(c.metadata, "metadata")
+        reserved = sorted(set(self.metadata) & _RUNNER_METADATA)
+        if reserved:
+            raise RunError(f"metadata keys {reserved} are written by the runner; use other names")
+        self.query_options = _json_setting(c.query_options, "query_options")
         self.kb_adapter = KnowledgeBaseAdapter(c.kb, threads=c.concurrency) if c.kb is not None else None
         base = c.knowledge_base_name or (self.kb_adapter.name if self.kb_adapter else None)
         if base is None and c.kb is not None:
@@ -289,11 +298,18 @@ class Engine:
         if self.store is not None:
             safe_slug(self.knowledge_base_name, "knowledge_base_name")
             safe_slug(self.report_id, "report_id")
-            if not c.resume and not c.overwrite and self.store.exists(self.knowledge_base_name, self.report_id):
-                raise ReportExistsError(
-                    f"{self.store.location}: a report {self.report_id!r} for {self.knowledge_base_name!r} exists; "
-                    "pass resume=True to finish it, overwrite=True to replace it, or another report_id"
-                )
+            if not c.resume and not c.overwrite:
+                if self.store.exists(self.knowledge_base_name, self.report_id):
+                    raise ReportExistsError(
+                        f"{self.store.location}: a report {self.report_id!r} for {self.knowledge_base_name!r} exists; "
+                        "pass resume=True to finish it, overwrite=True to replace it, or another report_id"
+                    )
+                if checkpoint_exists(self.store, self.knowledge_base_name, self.report_id):  # a killed run
+                    raise ReportExistsError(
+                        f"{self.store.location}: an unfinished run of report {self.report_id!r} for "
+                        f"{self.knowledge_base_name!r} left a checkpoint; pass resume=True to finish it, "
+                        "overwrite=True to discard it, or another report_id"
+                    )
         elif c.resume:
             raise RunError("resume=True needs a store (the checkpoint lives next to the report)")
 
@@ -357,7 +373,7 @@ class Engine:
             if self.kb_adapter is not None:
                 self.kb_adapter.close()
             if not hasattr(self, "total"):  # nothing ran: the caller gets the exception itself
-                message = f"{type(exc).__name__}: {exc}"
+                message = f"{type(exc).__name__}: {describe(exc)}"
                 self.emit(
                     RunFinished(
                         status="failed",
@@ -371,7 +387,7 @@ class Engine:
                 )
                 raise
             status = "failed"
-            failure = f"{type(exc).__name__}: {exc}"
+            failure = f"{type(exc).__name__}: {describe(exc)}"
         if self.kb_adapter is not None:
             self.kb_adapter.close()
         report = await self._finish(status, failure)
@@ -495,21 +511,36 @@ class Engine:
             "started_at": self.started_at,
         }
 
-    def _check_header(self, header: Mapping[str, Any]) -> None:
+    def _check_header(self, header: Mapping[str, Any], source: str = "checkpoint") -> None:
         mine = self._header()
         for key in ("benchmark", "modes", "evaluators", "top_k", "shard"):
             if key in header and header[key] != mine[key]:
                 raise RunError(
-                    f"cannot resume report {self.report_id!r}: its checkpoint has {key}={header[key]!r}, "
+                    f"cannot resume report {self.report_id!r}: its {source} has {key}={header[key]!r}, "
                     f"this run has {mine[key]!r} (use a new report_id, or overwrite=True without resume)"
                 )
 
     def _results_from_partial_report(self) -> dict[tuple[str, str, str], EvaluationCaseResult]:
-        """A cancelled report whose checkpoint is gone still holds its finished cases."""
+        """A report whose checkpoint is gone (cancelled, or complete) still holds its finished cases.
+
+        It must come from the same run settings, as a checkpoint must: resuming a report
+        with other modes or evaluators would replace it with a mix of both.
+        """
         assert self.store is not None
         if not self.store.exists(self.knowledge_base_name, self.report_id):
             return {}
         report = self.store.load(self.knowledge_base_name, self.report_id)
+        recorded = report.metadata.get("heta_nb")
+        settings = recorded if isinstance(recorded, Mapping) else {}
+        header: dict[str, Any] = {"benchmark": report.benchmark.key, "modes": list(report.query_modes)}
+        if isinstance(settings.get("evaluators"), (list, tuple)):
+            header["evaluators"] = list(settings["evaluators"])
+        if "top_k" in settings:
+            header["top_k"] = settings["top_k"]
+        if "shard" in settings:
+            shard = settings["shard"]
+            header["shard"] = [shard.get("index"), shard.get("count")] if isinstance(shard, Mapping) else None
+        self._check_header(header, "stored report")
         return {(r.unit_id or "corpus", r.case_id, r.query_mode): r for r in report.case_results}
 
     async def _run_unit(self, unit_index: int, unit: Any) -> None:
@@ -632,19 +663,24 @@ class Engine:
                     raw = await query(case.query)
                 response = normalize_response_data(raw, mode, safe=False)
                 break
-            except asyncio.CancelledError:
-                if deadlines is None or not deadlines.expired(task):
+            except asyncio.CancelledError as exc:
+                if deadlines is not None and deadlines.expired(task):
+                    retryable = True
+                    error = _timeout_error(c.timeout_s, attempts)
+                elif self._cancelled or _cancel_requested(task):
                     raise
-                retryable = True
-                error = _timeout_error(c.timeout_s, attempts)
+                else:  # the KB raised it itself (say, awaiting a task of its own that was cancelled)
+                    error = _error(
+                        "CancelledError", _STRAY_CANCEL.format("knowledge base", describe(exc)), False, attempts, exc
+                    )
             except asyncio.TimeoutError:  # from wait_for, or raised by the KB itself
                 retryable = True
                 error = _timeout_error(c.timeout_s, attempts)
             except InvalidResponseError as exc:
-                error = _error(type(exc).__name__, str(exc), False, attempts, exc)
+                error = _error(type(exc).__name__, describe(exc), False, attempts, exc)
             except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
-                retryable = getattr(exc, "retryable", False) is True or isinstance(exc, c.retry_on)
-                error = _error(type(exc).__name__, str(exc) or type(exc).__name__, retryable, attempts, exc)
+                retryable = getattr(exc, "retryable", False) is True or isinstance(exc, self.retry_on)
+                error = _error(type(exc).__name__, describe(exc) or type(exc).__name__, retryable, attempts, exc)
             finally:
                 if deadlines is not None:  # Deadlines.disarm, inline
                     due.pop(task, None)
@@ -672,13 +708,19 @@ class Engine:
                     if evaluator.is_async or inspect.isawaitable(outcome):
                         outcome = await outcome
                     scores.append(score_data(outcome, evaluator.name))
-                except asyncio.CancelledError:
-                    raise
+                except asyncio.CancelledError as exc:
+                    if self._cancelled or _cancel_requested(task):
+                        raise
+                    if failed_evaluators is None:
+                        failed_evaluators = []
+                    failed_evaluators.append(evaluator.name)
+                    message = _STRAY_CANCEL.format("evaluator", describe(exc))
+                    scores.append(_error_score(evaluator.name, "CancelledError", message))
                 except Exception as exc:  # noqa: BLE001 - recorded in the score, response kept
                     if failed_evaluators is None:
                         failed_evaluators = []
                     failed_evaluators.append(evaluator.name)
-                    scores.append(_error_score(evaluator.name, type(exc).__name__, str(exc)))
+                    scores.append(_error_score(evaluator.name, type(exc).__name__, describe(exc)))
         latency_ms = _elapsed_ms(started)
         extra: dict[str, Any] = {"case_index": case_index, "query_ms": query_ms, "attempts": attempts}
         if failed_evaluators:
@@ -773,7 +815,7 @@ class Engine:
                 scores.append(to_json_value(score, f"score {score.get('name')!r}"))
             except (TypeError, ValueError, RecursionError) as exc:  # the evaluator's metadata: its error
                 data["metadata"]["heta_nb"].setdefault("evaluator_errors", []).append(score.get("name"))
-                scores.append(_error_score(score.get("name"), type(exc).__name__, str(exc)))
+                scores.append(_error_score(score.get("name"), type(exc).__name__, describe(exc)))
         data["scores"] = scores
         try:
             safe = to_json_value(data, "result")
@@ -903,6 +945,39 @@ class Engine:
         return chunks
 
 
+_STRAY_CANCEL = "the {} raised CancelledError, but nothing cancelled this run ({})"
+
+
+def _cancel_requested(task: Any) -> bool:
+    """Whether someone asked ``task`` to stop (always assumed on Python 3.10, which cannot tell)."""
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or cancelling() > 0
+
+
+_RUNNER_METADATA = frozenset(("heta_nb", "run_units", "benchmark_document_keys"))
+"""The report's metadata keys the runner writes (Heta writes the last two)."""
+
+
+def _json_setting(value: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
+    """A mapping setting as JSON, or a :class:`RunError` saying what is wrong with it."""
+    if value is not None and not isinstance(value, Mapping):
+        raise RunError(f"{name} must be a mapping, got {type(value).__name__}")
+    try:
+        return to_json_value(dict(value or {}), name)  # type: ignore[no-any-return]
+    except (TypeError, ValueError) as exc:
+        raise RunError(str(exc)) from None
+    except RecursionError:
+        raise RunError(f"{name} is nested too deeply or contains itself") from None
+
+
+def describe(exc: BaseException) -> str:
+    """``str(exc)``, or a note when the exception's ``__str__`` itself fails."""
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not cost the case
+        return f"<{type(exc).__name__}; its message could not be read>"
+
+
 def _unencodable(data: dict[str, Any], exc: BaseException) -> tuple[dict[str, Any], bytes]:
     """The result as an ``InvalidResponseError`` case: its response cannot be written as JSON."""
     data["response"] = None
@@ -950,7 +1025,8 @@ def subscriber_guard(subscribers: list[Callable[[Event], None]]) -> Callable[[Ev
             except Exception as exc:  # noqa: BLE001 - a display must never stop the run
                 subscribers.remove(subscriber)
                 warnings.warn(
-                    f"heta_nb: event subscriber {subscriber!r} raised {type(exc).__name__}: {exc}; it was detached",
+                    f"heta_nb: event subscriber {subscriber!r} raised {type(exc).__name__}: {describe(exc)}; "
+                    "it was detached",
                     RuntimeWarning,
                     stacklevel=2,
                 )
