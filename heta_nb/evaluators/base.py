@@ -258,20 +258,78 @@ def _is_heta_score_type(kind: type) -> bool:
     return False
 
 
+_PLAIN_VALUES = frozenset((float, int, bool, str))
+_NOT_NUMPY: Any = object()
+"""What :func:`_numpy_item` returns for anything but a numpy bool or number scalar."""
+_NUMPY_ITEMS = frozenset((bool, int, float))
+
+
+def _numpy_item(value: Any) -> Any:
+    """``value.item()`` (a plain bool, int or float) for a numpy scalar, else ``_NOT_NUMPY``.
+
+    ``np.bool_`` becomes ``bool``, ``np.integer`` ``int`` and ``np.floating`` ``float``
+    (NaN stays NaN). numpy is not imported: a numpy scalar is an object whose type
+    comes from the ``numpy`` module, derives from ``numpy.generic`` (so arrays, even
+    0-d ones, are not scalars) and has ``item()``. Other scalars (complex, datetime,
+    strings, ``longdouble``) are not converted either. Only for the slow paths: the
+    callers try their exact type checks first.
+    """
+    kind = type(value)
+    if kind.__module__ != "numpy" or not hasattr(value, "item"):
+        return _NOT_NUMPY
+    if not any(base.__name__ == "generic" and base.__module__ == "numpy" for base in kind.__mro__):
+        return _NOT_NUMPY
+    try:
+        item = value.item()
+    except Exception:  # noqa: BLE001 - not a scalar we understand
+        return _NOT_NUMPY
+    return item if type(item) in _NUMPY_ITEMS else _NOT_NUMPY
+
+
+def _plain_score_fields(fields: dict[str, Any]) -> bool:
+    """Replace numpy scalars in ``fields["value"]`` / ``fields["passed"]``; whether any was."""
+    changed = False
+    for key in ("value", "passed"):
+        if key in fields:
+            item = _numpy_item(fields[key])
+            if item is not _NOT_NUMPY:
+                fields[key] = item
+                changed = True
+    return changed
+
+
 def as_score(result: Any, name: str) -> EvaluationScore:
     """Convert what an evaluator returned into an :class:`EvaluationScore`.
 
     Accepts an EvaluationScore (heta_nb's or Heta's), a bare number/bool/string (named
-    after the evaluator) or a mapping of score fields.
+    after the evaluator) or a mapping of score fields. numpy bool and number scalars
+    (as a bare value, or as a mapping's or score object's ``value`` / ``passed``) are
+    converted to plain Python ones with ``.item()``.
     """
+    if type(result) in _PLAIN_VALUES:
+        return EvaluationScore(name=name, value=result)
     if isinstance(result, EvaluationScore):
         return result
+    item = _numpy_item(result)
+    if item is not _NOT_NUMPY:
+        return EvaluationScore(name=name, value=item)
     if isinstance(result, (bool, int, float, str)):
         return EvaluationScore(name=name, value=result)
     if isinstance(result, Mapping):
         fields = dict(result)
         fields.setdefault("name", name)
+        try:
+            return EvaluationScore.coerce(fields)
+        except TypeError:
+            if not _plain_score_fields(fields):
+                raise
         return EvaluationScore.coerce(fields)
     if hasattr(result, "value") and hasattr(result, "name"):
-        return EvaluationScore.coerce(result)
+        try:
+            return EvaluationScore.coerce(result)
+        except TypeError:
+            fields = {key: getattr(result, key) for key in _SCORE_FIELDS if hasattr(result, key)}
+            if not _plain_score_fields(fields):
+                raise
+        return EvaluationScore.coerce(fields)
     raise TypeError(f"evaluator {name!r} returned {type(result).__name__}, not a score")

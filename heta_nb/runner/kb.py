@@ -15,13 +15,14 @@ strings), or a string (taken as the answer). Anything else becomes a per-case
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from heta_nb.evaluators.base import _is_async_callable
+from heta_nb.evaluators.base import _NOT_NUMPY, _is_async_callable, _numpy_item
 from heta_nb.model._json import dict_is_json_object, heta_json_safe
 from heta_nb.model.query import QueryResponse, QueryResult
 
@@ -93,12 +94,27 @@ class KnowledgeBaseAdapter:
         """A one-argument query function for ``mode``, its keywords bound once per run.
 
         Each call gets its own copy of ``options``, so a KB that changes them cannot
-        affect the next query.
+        affect the next query: a plain ``dict`` copy when every value is immutable
+        (see :func:`_flat_options`, decided once here), else a ``copy.deepcopy``. Options
+        that cannot be deep-copied (a client object, say) fall back to the plain copy.
         """
-        given: dict[str, Any] = {"mode": mode, "top_k": top_k, "options": dict(options), "trace": trace}
+        flat = _flat_options(options)
+        snapshot: dict[str, Any] = dict(options)
+        if not flat:
+            try:
+                snapshot = copy.deepcopy(snapshot)
+            except Exception:  # noqa: BLE001 - not copyable: share its values as before
+                flat = True
+        given: dict[str, Any] = {"mode": mode, "top_k": top_k, "options": snapshot, "trace": trace}
         kwargs = {k: v for k, v in given.items() if k in self._keywords}
         target = self._target
         copy_options: dict[str, Any] | None = kwargs.pop("options", None)
+        if copy_options is not None and not flat:
+            deep = copy.deepcopy
+            nested = copy_options
+            if self.is_async:
+                return lambda text: target(text, options=deep(nested), **kwargs)
+            return lambda text: self._in_thread(functools.partial(target, text, options=deep(nested), **kwargs))
         if self.is_async:
             if copy_options is None:
                 return functools.partial(target, **kwargs)
@@ -111,7 +127,7 @@ class KnowledgeBaseAdapter:
         loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="heta_nb-kb")
-        result = await loop.run_in_executor(self._pool, call)
+        result = await loop.run_in_executor(self._pool, _call_in_thread, call)
         if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
             result = await result
         return result
@@ -121,6 +137,35 @@ class KnowledgeBaseAdapter:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def _call_in_thread(call: Callable[[], Any]) -> Any:
+    """``call()`` on a pool thread, with ``StopIteration`` made an ordinary error.
+
+    A future cannot hold ``StopIteration`` (asyncio refuses to set it, and the query
+    would never finish), so it and ``StopAsyncIteration`` become a ``RuntimeError``
+    naming them, with the original as ``__cause__``.
+    """
+    try:
+        return call()
+    except (StopIteration, StopAsyncIteration) as exc:
+        detail = str(exc)
+        name = type(exc).__name__
+        raise RuntimeError(
+            f"the knowledge base raised {name}: {detail}" if detail else f"the knowledge base raised {name}"
+        ) from exc
+
+
+def _flat_options(options: Mapping[str, Any]) -> bool:
+    """Whether every value is None, a bool, int, float or str, or a tuple/frozenset of those."""
+    for value in options.values():
+        kind = type(value)
+        if kind in _SCALAR_TYPES:
+            continue
+        if (kind is tuple or kind is frozenset) and all(type(item) in _SCALAR_TYPES for item in value):
+            continue
+        return False
+    return True
 
 
 def _accepted_keywords(func: Callable[..., Any]) -> frozenset[str]:
@@ -172,6 +217,8 @@ def _shared(value: Any) -> Any:
 
 
 _RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata")
+_RESPONSE_FIELDS = ("mode", "results", "answer", "citations", "trace", "metadata")
+_PLAIN_SCORES = frozenset((float, int, type(None)))
 
 
 def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
@@ -191,6 +238,12 @@ def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
         results = [r.__dict__ if type(r) is first else _heta_result(r, mapping) for r in items]
     else:
         results = [_heta_result(r, mapping) for r in items]
+        if mapping is _safe_mapping:  # the converting path: numpy scores become plain numbers
+            for result in results:
+                if type(result["score"]) not in _PLAIN_SCORES:
+                    plain = _numpy_item(result["score"])
+                    if plain is not _NOT_NUMPY:
+                        result["score"] = plain
     citations = raw.citations
     trace = raw.trace
     return {
@@ -289,8 +342,68 @@ def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryRespon
         if hasattr(raw, "results") and hasattr(raw, "mode"):
             return QueryResponse.coerce(raw)
     except (TypeError, ValueError, AttributeError) as exc:
+        plain = _without_numpy_scores(raw)
+        if plain is not None:  # numpy scores (np.float32...): validate again with plain numbers
+            return normalize_response(plain, mode, safe=safe)
         raise InvalidResponseError(f"the KB returned an invalid response: {exc}") from exc
     raise InvalidResponseError(
         f"the KB returned {type(raw).__name__}; expected a QueryResponse, a mapping with 'results', "
         "a list of results or an answer string"
     )
+
+
+def _plain_result(item: Any) -> dict[str, Any] | None:
+    """``item`` (a result mapping or object) as a dict with its numpy score made plain; None if not numpy."""
+    is_mapping = isinstance(item, Mapping)
+    score = item.get("score") if is_mapping else getattr(item, "score", None)
+    plain = _numpy_item(score)
+    if plain is _NOT_NUMPY:
+        return None
+    data = dict(item) if is_mapping else {k: getattr(item, k) for k in _RESULT_FIELDS if hasattr(item, k)}
+    data["score"] = plain
+    return data
+
+
+def _plain_results(items: Any) -> list[Any] | None:
+    """``items`` with numpy scores made plain, or None when none was numpy."""
+    changed = False
+    results: list[Any] = []
+    for item in items:
+        plain = _plain_result(item)
+        if plain is None:
+            results.append(item)
+        else:
+            results.append(plain)
+            changed = True
+    return results if changed else None
+
+
+def _without_numpy_scores(raw: Any) -> Any:
+    """What the KB returned with numpy result scores as plain numbers, or None if it had none.
+
+    Only called after a response failed validation, so it costs nothing when responses
+    are valid; it follows :func:`normalize_response`'s order of shapes.
+    """
+    if isinstance(raw, (QueryResponse, str)):
+        return None
+    if isinstance(raw, Mapping):
+        results = raw.get("results")
+        if isinstance(results, (list, tuple)):
+            plain = _plain_results(results)
+            if plain is not None:
+                return {**raw, "results": plain}
+        return None
+    if isinstance(raw, (list, tuple)):
+        return _plain_results(raw)
+    if hasattr(raw, "id") and hasattr(raw, "text") and not hasattr(raw, "results"):
+        result = _plain_result(raw)
+        return None if result is None else [result]
+    if hasattr(raw, "results") and hasattr(raw, "mode"):
+        results = raw.results
+        if isinstance(results, (list, tuple)):
+            plain = _plain_results(results)
+            if plain is not None:
+                data = {k: getattr(raw, k) for k in _RESPONSE_FIELDS if hasattr(raw, k)}
+                data["results"] = plain
+                return data
+    return None
