@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+import time
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -18,6 +19,9 @@ from heta_nb.runner.engine import Engine, RunConfig, subscriber_guard
 from heta_nb.runner.events import Event, RunState, reduce
 
 __all__ = ["EvaluationRun"]
+
+_WAIT_SLICE = 0.1
+"""Longest single wait (seconds) in ``EvaluationRun.result`` on the main thread."""
 
 
 class EvaluationRun(RichDisplay):
@@ -94,17 +98,44 @@ class EvaluationRun(RichDisplay):
     def result(self, timeout: float | None = None) -> EvaluationReport:
         """Wait for the report (partial if cancelled); Ctrl-C while waiting cancels the run.
 
+        On the main thread the wait is sliced (:data:`_WAIT_SLICE` seconds at most per
+        wait), so a SIGINT whose C handler ran on another thread (``signal.raise_signal``
+        from a timer, a signal delivered to a worker thread) still reaches Python's
+        handler promptly. Each slice wakes the moment the run finishes.
+
         Raises:
             TimeoutError: not finished within ``timeout`` seconds.
             RunFailedError: the run failed after it started (``.report`` has what finished).
         """
         try:
-            return self._future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s") from None
+            return self._wait(timeout)
         except KeyboardInterrupt:
             self.cancel()
-            return self._future.result()
+            return self._wait(None)
+
+    def _wait(self, timeout: float | None) -> EvaluationReport:
+        """``Future.result(timeout)``, in slices on the main thread so signal handlers run."""
+        future = self._future
+        if threading.current_thread() is not threading.main_thread():
+            try:
+                return future.result(timeout)
+            except concurrent.futures.TimeoutError:
+                if future.done():  # finished meanwhile, or the run itself raised a TimeoutError
+                    return future.result()
+                raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s") from None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = _WAIT_SLICE
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0 and not future.done():
+                    raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s")
+            try:
+                return future.result(max(wait, 0.0))
+            except concurrent.futures.TimeoutError:
+                if future.done():  # finished meanwhile, or the run itself raised a TimeoutError
+                    return future.result()
+                # not finished yet: back to the loop, where Python runs pending signal handlers
 
     def __await__(self) -> Generator[Any, None, EvaluationReport]:
         return asyncio.wrap_future(self._future).__await__()
