@@ -1,16 +1,43 @@
-"""Atomic file writes: a temporary file in the same folder, fsync, then rename."""
+"""Atomic file writes: a temporary file in the same folder, fsync, then rename.
+
+File modes: a new file gets the mode a plain ``open(path, "w")`` would give it (the
+temporary file is created with ``0o666``, so the kernel applies the umask and any
+default ACL of the folder, without heta_nb reading or changing the process umask); a
+replaced file keeps its mode. On Windows modes are left alone.
+
+Exclusive writes (``exclusive=True``) publish the temporary file with ``os.link``,
+which fails when the target exists, so of two writers creating the same file exactly
+one wins and no lock is left behind. Where the file system has no hard links, a
+``.name.lock`` file created with ``O_EXCL`` serialises the writers; a lock older than
+:data:`STALE_LOCK_S` seconds (left by a crashed writer) is taken over.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import secrets
+import stat
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["write_atomically", "write_chunks"]
+__all__ = ["STALE_LOCK_S", "write_atomically", "write_atomically_stat", "write_chunks"]
 
 
 _IOV_MAX = 1024
+_ON_WINDOWS = os.name == "nt"
+_CREATE_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_BINARY", 0)  # no \r\n translation on Windows
+    | getattr(os, "O_NOINHERIT", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+STALE_LOCK_S = 60.0
+"""Age after which the lock of an exclusive write (hard-link-less file systems only) is
+considered left behind by a crashed writer."""
 
 
 def write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
@@ -45,26 +72,119 @@ def _write_joined(fd: int, chunks: Sequence[bytes]) -> None:
             view = view[os.write(fd, view) :]
 
 
-def write_atomically(path: str | os.PathLike[str], data: bytes | Sequence[bytes]) -> Path:
+def write_atomically(path: str | os.PathLike[str], data: bytes | Sequence[bytes], *, exclusive: bool = False) -> Path:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
 
     ``data`` may be a sequence of chunks (written with ``writev``, without joining
     them). A crash leaves at most a hidden ``.name.*.tmp`` file behind, which is
-    removed when the write itself fails.
+    removed when the write itself fails. A new file gets the mode ``open(path, "w")``
+    would give it; a replaced file keeps its mode.
+
+    With ``exclusive=True`` the write only creates: when ``path`` exists (or another
+    writer creates it first) it raises ``FileExistsError`` and leaves it untouched.
+    """
+    target = Path(path)
+    write_atomically_stat(target, data, exclusive=exclusive)
+    return target
+
+
+def write_atomically_stat(
+    path: str | os.PathLike[str], data: bytes | Sequence[bytes], *, exclusive: bool = False
+) -> os.stat_result:
+    """:func:`write_atomically`, returning the ``fstat`` of the file written.
+
+    The result describes the bytes this call wrote (inode, size, ``st_mtime_ns``),
+    even when another writer replaces the file right after.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    keep_mode = None if exclusive else _existing_mode(target)
+    fd, tmp = _create_temp(target)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if keep_mode is not None:
+                try:
+                    os.fchmod(handle.fileno(), keep_mode)
+                except OSError:  # a file system without POSIX modes: keep its default
+                    pass
             if isinstance(data, (bytes, bytearray, memoryview)):
                 handle.write(data)
                 handle.flush()
             else:
                 write_chunks(handle.fileno(), data)
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
+            written = os.fstat(handle.fileno())
+        if exclusive:
+            _publish_exclusively(tmp, target)
+        else:
+            os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
-    return target
+    return written
+
+
+def _existing_mode(target: Path) -> int | None:
+    """The permission bits of the regular file at ``target`` (None: none, or Windows)."""
+    if _ON_WINDOWS:
+        return None
+    try:
+        info = os.stat(target)
+    except OSError:
+        return None
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+
+
+def _create_temp(target: Path) -> tuple[int, Path]:
+    """Create ``.name.XXXXXXXX.tmp`` next to ``target`` with mode ``0o666 & ~umask``.
+
+    (``tempfile.mkstemp`` would create it ``0o600``, whatever the umask.)
+    """
+    for _ in range(100):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, _CREATE_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target))
+
+
+def _publish_exclusively(tmp: Path, target: Path) -> None:
+    """Move ``tmp`` to ``target`` unless ``target`` exists (then ``FileExistsError``)."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise
+    except (OSError, AttributeError, NotImplementedError):  # no hard links here
+        _replace_if_absent_locked(tmp, target)
+        return
+    tmp.unlink(missing_ok=True)
+
+
+def _replace_if_absent_locked(tmp: Path, target: Path) -> None:
+    lock = target.with_name(f".{target.name}.lock")
+    fd = _acquire_lock(lock, target)
+    try:
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "File exists", str(target))
+        os.replace(tmp, target)
+    finally:
+        os.close(fd)
+        lock.unlink(missing_ok=True)
+
+
+def _acquire_lock(lock: Path, target: Path) -> int:
+    for attempt in range(3):
+        try:
+            return os.open(lock, _CREATE_FLAGS, 0o666)
+        except FileExistsError:
+            try:
+                age = time.time() - os.stat(lock).st_mtime
+            except FileNotFoundError:  # released meanwhile: try again
+                continue
+            if age < STALE_LOCK_S or attempt:
+                raise FileExistsError(
+                    errno.EEXIST, f"another writer is creating this file (lock {lock.name})", str(target)
+                ) from None
+            lock.unlink(missing_ok=True)  # left by a crashed writer
+    raise FileExistsError(errno.EEXIST, f"another writer is creating this file (lock {lock.name})", str(target))

@@ -10,8 +10,15 @@ refuses such names *before* doing any work (:func:`safe_slug`), and never writes
 outside the store root.
 
 Next to ``report.json`` heta_nb writes ``heta_nb.summary.json`` (the listing row), so
-``ReportStore.list()`` never has to parse every case of every report. Reports written
-by Heta have no such file and are parsed once per listing.
+``ReportStore.list()`` never has to parse every case of every report. The sidecar is
+written after ``report.json`` and records its identity (size, and on a local folder its
+inode and ``st_mtime_ns``; the ETag on object stores that have one); a sidecar that no
+longer matches its report (the report was replaced, e.g. by Heta) is ignored. Reports
+written by Heta have no such file and are parsed once per listing.
+
+Saving a *new* report to a local folder is exclusive (``os.link`` of the finished
+temporary file, which fails when ``report.json`` exists): of two processes saving the
+same key at once, one wins and the other gets :class:`ReportExistsError`.
 """
 
 from __future__ import annotations
@@ -20,13 +27,15 @@ import json
 import os
 import re
 import shutil
+import stat
 import unicodedata
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from heta_nb._atomic import write_atomically
+from heta_nb._atomic import write_atomically, write_atomically_stat
 from heta_nb._sync import run_sync
 from heta_nb.errors import (
     ReportExistsError,
@@ -42,11 +51,15 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
+    "MAX_NAME_BYTES",
     "MAX_NAME_LENGTH",
     "REPORT_FILE",
     "SUMMARY_FILE",
     "ReportStore",
+    "ReportStoreWarning",
     "ReportSummary",
+    "StoreNotADirectoryError",
+    "StoreNotFoundError",
     "heta_slug",
     "report_key",
     "report_prefix",
@@ -58,8 +71,23 @@ SUMMARY_FILE = "heta_nb.summary.json"
 KB_ROOT = "_heta/knowledge_bases"
 MAX_NAME_LENGTH = 128
 """Longest knowledge-base name or report id accepted (characters; also <= 255 UTF-8 bytes)."""
+MAX_NAME_BYTES = 255
+"""Longest knowledge-base name or report id accepted, in UTF-8 bytes (a file-name limit)."""
 
 _SUMMARY_FORMAT = 1
+_ON_ERROR = ("skip", "ignore", "raise")
+
+
+class StoreNotFoundError(ReportNotFoundError):
+    """The store folder does not exist (a store is created by saving to it)."""
+
+
+class StoreNotADirectoryError(StoreError, NotADirectoryError):
+    """The store root is a file (or lies under one), not a folder."""
+
+
+class ReportStoreWarning(UserWarning):
+    """Some stored reports could not be read and were left out of a listing."""
 
 
 def heta_slug(value: str) -> str:
@@ -91,8 +119,13 @@ def safe_slug(value: Any, what: str = "name") -> str:
     for char in slug:
         if unicodedata.category(char) in ("Cc", "Cf", "Cs") or char == "\x00":
             raise UnsafeNameError(f"{what} {value!r} contains the control character {char!r}")
-    if len(slug) > MAX_NAME_LENGTH or len(slug.encode("utf-8")) > 255:
+    if len(slug) > MAX_NAME_LENGTH:
         raise UnsafeNameError(f"{what} is too long ({len(slug)} characters; at most {MAX_NAME_LENGTH})")
+    size = len(slug.encode("utf-8"))
+    if size > MAX_NAME_BYTES:
+        raise UnsafeNameError(
+            f"{what} is too long ({size} bytes in UTF-8; at most {MAX_NAME_BYTES}, a file-name limit)"
+        )
     return slug
 
 
@@ -190,6 +223,10 @@ class ReportSummary:
 class _Entry:
     key: str
     size: int
+    stamp: str | None = None
+    """What identifies this version of the object beyond its size (None: unknown)."""
+    problem: str | None = None
+    """Why the entry cannot be read although it is listed (e.g. a dangling symlink)."""
 
 
 class _Backend(Protocol):
@@ -205,9 +242,15 @@ class _Backend(Protocol):
 
     def size(self, key: str) -> int | None: ...
 
+    def entry(self, key: str) -> _Entry | None: ...
+
+    def stamp(self, key: str) -> str | None: ...
+
+    def check_root(self, *, missing_ok: bool) -> bool: ...
+
     def list_prefix(self, prefix: str) -> list[_Entry]: ...
 
-    def read_many(self, keys: list[str]) -> dict[str, bytes]: ...
+    def read_many(self, keys: list[str], errors: dict[str, Exception] | None = None) -> dict[str, bytes]: ...
 
     def delete_prefix(self, prefix: str) -> int: ...
 
@@ -279,29 +322,68 @@ class _LocalBackend:
         except FileNotFoundError:
             return None
 
+    def entry(self, key: str) -> _Entry | None:
+        try:
+            info = self._path(key).stat()
+        except FileNotFoundError:
+            return None
+        return _Entry(key, info.st_size, _local_stamp(info))
+
+    def stamp(self, key: str) -> str | None:
+        found = self.entry(key)
+        return found.stamp if found else None
+
+    def check_root(self, *, missing_ok: bool) -> bool:
+        """True if the root is a folder, False if it is missing and ``missing_ok``."""
+        try:
+            info = os.stat(self.root)
+        except FileNotFoundError:
+            if missing_ok:
+                return False
+            raise StoreNotFoundError(
+                f"{self.root}: no such folder (a report store is created by saving a report to it)"
+            ) from None
+        except NotADirectoryError:
+            raise StoreNotADirectoryError(f"{self.root}: not a folder (part of the path is a file)") from None
+        if not stat.S_ISDIR(info.st_mode):
+            raise StoreNotADirectoryError(f"{self.root}: not a folder (a report store is a folder)")
+        return True
+
     def list_prefix(self, prefix: str) -> list[_Entry]:
         base = self._path(prefix)
         entries: list[_Entry] = []
         if not base.is_dir():
             return entries
-        for dirpath, _dirnames, filenames in os.walk(base):
+        for dirpath, _dirnames, filenames in os.walk(base):  # symlinked folders are not followed
             for name in filenames:
-                full = Path(dirpath, name)
-                rel = full.relative_to(self.root).as_posix()
+                full = os.path.join(dirpath, name)
+                rel = Path(full).relative_to(self.root).as_posix()
                 try:
-                    entries.append(_Entry(rel, full.stat().st_size))
-                except FileNotFoundError:  # removed while listing
+                    info = os.stat(full)  # the one stat per file: size and identity
+                except FileNotFoundError:
+                    if os.path.islink(full):
+                        entries.append(
+                            _Entry(rel, -1, problem=f"a symbolic link to a missing file ({os.readlink(full)})")
+                        )
+                    continue  # otherwise: removed while listing
+                except OSError as exc:
+                    entries.append(_Entry(rel, -1, problem=f"cannot read it ({exc.strerror or exc})"))
                     continue
+                if stat.S_ISREG(info.st_mode):
+                    entries.append(_Entry(rel, info.st_size, _local_stamp(info)))
         entries.sort(key=lambda e: e.key)
         return entries
 
-    def read_many(self, keys: list[str]) -> dict[str, bytes]:
+    def read_many(self, keys: list[str], errors: dict[str, Exception] | None = None) -> dict[str, bytes]:
         found = {}
         for key in keys:
             try:
                 found[key] = self.read(key)
             except FileNotFoundError:
                 continue
+            except (OSError, UnsafeNameError) as exc:
+                if errors is not None:
+                    errors[key] = exc
         return found
 
     def delete_prefix(self, prefix: str) -> int:
@@ -354,6 +436,20 @@ class _FsspecBackend:
         except FileNotFoundError:
             return None
 
+    def entry(self, key: str) -> _Entry | None:
+        try:
+            info = self.fs.info(self._path(key))
+        except FileNotFoundError:
+            return None
+        return _Entry(key, int(info.get("size") or 0), _info_stamp(info))
+
+    def stamp(self, key: str) -> str | None:
+        found = self.entry(key)
+        return found.stamp if found else None
+
+    def check_root(self, *, missing_ok: bool) -> bool:
+        return True  # object stores have no folders: an empty prefix is an empty store
+
     def list_prefix(self, prefix: str) -> list[_Entry]:
         base = self._path(prefix)
         try:
@@ -364,11 +460,11 @@ class _FsspecBackend:
         for path, info in found.items():
             if info.get("type", "file") != "file":
                 continue
-            entries.append(_Entry(_relative(path, self.root), int(info.get("size") or 0)))
+            entries.append(_Entry(_relative(path, self.root), int(info.get("size") or 0), _info_stamp(info)))
         entries.sort(key=lambda e: e.key)
         return entries
 
-    def read_many(self, keys: list[str]) -> dict[str, bytes]:
+    def read_many(self, keys: list[str], errors: dict[str, Exception] | None = None) -> dict[str, bytes]:
         if not keys:
             return {}
         paths = {self._path(key): key for key in keys}
@@ -380,6 +476,26 @@ class _FsspecBackend:
         for entry in entries:
             self.fs.rm_file(self._path(entry.key))
         return len(entries)
+
+
+def _local_stamp(info: os.stat_result) -> str:
+    return f"{info.st_ino}:{info.st_mtime_ns}"
+
+
+_QUOTES = "\"'"
+
+
+def _info_stamp(info: Mapping[str, Any]) -> str | None:
+    """A content identity fsspec reports the same way when listing and for one object.
+
+    Only content hashes (times are reported in different types by ``find`` and
+    ``info``); None where the file system has none (then size alone is compared).
+    """
+    for name in ("ETag", "etag", "md5Hash"):
+        value = info.get(name)
+        if isinstance(value, str) and value:
+            return f"{name}:{value.strip(_QUOTES)}"
+    return None
 
 
 def _relative(path: str, root: str) -> str:
@@ -414,8 +530,18 @@ class _ObjectStoreBackend:
         return bool(run_sync(self.store.exists(key)))
 
     def size(self, key: str) -> int | None:
+        found = self.entry(key)
+        return found.size if found else None
+
+    def entry(self, key: str) -> _Entry | None:
         entries = [e for e in self.list_prefix(key.rsplit("/", 1)[0]) if e.key == key]
-        return entries[0].size if entries else None
+        return entries[0] if entries else None
+
+    def stamp(self, key: str) -> str | None:
+        return None  # Heta's ObjectInfo has a key and a size only
+
+    def check_root(self, *, missing_ok: bool) -> bool:
+        return True
 
     def list_prefix(self, prefix: str) -> list[_Entry]:
         infos = run_sync(self.store.list(prefix))
@@ -428,7 +554,7 @@ class _ObjectStoreBackend:
         entries.sort(key=lambda e: e.key)
         return entries
 
-    def read_many(self, keys: list[str]) -> dict[str, bytes]:
+    def read_many(self, keys: list[str], errors: dict[str, Exception] | None = None) -> dict[str, bytes]:
         async def gather() -> list[Any]:
             import asyncio
 
@@ -466,7 +592,8 @@ class ReportStore:
     """
 
     def __init__(self, root: str | os.PathLike[str] | Any) -> None:
-        self._cache: dict[tuple[str, int], ReportSummary] = {}
+        self._cache: dict[tuple[str, int, str | None], ReportSummary] = {}
+        self._problems: list[dict[str, str]] = []
         if isinstance(root, ReportStore):
             self._backend: _Backend = root._backend
         elif isinstance(root, os.PathLike) or (isinstance(root, str) and "://" not in root):
@@ -523,39 +650,61 @@ class ReportStore:
             report = report.replace(report_key=key)
             encoded = None
         data = encoded if encoded is not None else encode_report(report)
-        prefix = key.rsplit("/", 1)[0]
+        sidecar_key = f"{key.rsplit('/', 1)[0]}/{SUMMARY_FILE}"
+        backend = self._backend
+        stamp: str | None
         try:
-            if not overwrite and self._backend.exists(key):
-                existing = self._peek_report_id(key)
-                other = f"report {existing!r}" if existing and existing != report.report_id else "this report"
-                raise ReportExistsError(
-                    f"{self.location}: {key} already holds {other}; pass overwrite=True to replace it"
-                )
-            if isinstance(data, bytes):
-                size = len(data)
-                self._backend.write(key, data)
+            if not overwrite and backend.exists(key):
+                raise self._exists_error(key, report)
+            if isinstance(backend, _LocalBackend):
+                path = backend._path(key)
+                backend._path(sidecar_key)  # refuse an unsafe sidecar before writing anything
+                try:
+                    # A new report is created exclusively (os.link): of two writers racing
+                    # for one key, the second gets ReportExistsError below.
+                    written = write_atomically_stat(path, data, exclusive=not overwrite)
+                except FileExistsError:
+                    raise self._exists_error(key, report) from None
+                size, stamp = written.st_size, _local_stamp(written)
             else:
-                size = sum(len(chunk) for chunk in data)
-                if isinstance(self._backend, _LocalBackend):
-                    write_atomically(self._backend._path(key), data)
-                else:
-                    self._backend.write(key, b"".join(data))
+                blob = data if isinstance(data, bytes) else b"".join(data)
+                size = len(blob)
+                backend.write(key, blob)
+                stamp = backend.stamp(key)
+            # After report.json, and naming its identity: a sidecar that does not match
+            # the report.json next to it (a concurrent overwrite) is ignored when listing.
             summary = ReportSummary.of(report, key=key, size_bytes=size)
-            self._backend.write(f"{prefix}/{SUMMARY_FILE}", _encode_summary(summary))
+            backend.write(sidecar_key, _encode_summary(summary, stamp))
         except (ReportExistsError, UnsafeNameError):
             raise
         except OSError as exc:
             raise StoreError(f"{self.location}: cannot write {key}: {exc}") from exc
         return key
 
-    def _peek_report_id(self, key: str) -> str | None:
-        summary = self._read_sidecar(key)
-        if summary is not None:
-            return summary.report_id
+    def _exists_error(self, key: str, report: EvaluationReport) -> ReportExistsError:
+        existing, problem = self._peek_report_id(key)
+        if problem is not None:
+            held = f"an unreadable file ({problem})"
+        elif existing is not None and existing != report.report_id:
+            held = f"report {existing!r}"
+        else:
+            held = "this report"
+        return ReportExistsError(f"{self.location}: {key} already holds {held}; pass overwrite=True to replace it")
+
+    def _peek_report_id(self, key: str) -> tuple[str | None, str | None]:
+        """``(report_id, None)`` of the report at ``key``, or ``(None, why it cannot be read)``."""
         try:
-            return decode_report(self._backend.read(key), source=key).report_id
-        except (ReportFormatError, OSError):
-            return None
+            summary = self._read_sidecar(key)
+        except (OSError, UnsafeNameError):
+            summary = None
+        if summary is not None:
+            return summary.report_id, None
+        try:
+            return decode_report(self._backend.read(key), source=key).report_id, None
+        except ReportFormatError as exc:
+            return None, _describe(exc)
+        except (OSError, UnsafeNameError) as exc:
+            return None, str(exc)
 
     def delete(self, knowledge_base_name: str, report_id: str) -> bool:
         """Delete one report folder (report, summary, checkpoints). True if it existed."""
@@ -589,11 +738,13 @@ class ReportStore:
         if match is None:
             raise UnsafeNameError(f"{key!r} is not a report key (_heta/knowledge_bases/KB/evaluations/ID/report.json)")
         safe_slug(match.group(1), "knowledge base"), safe_slug(match.group(2), "report id")
+        self._backend.check_root(missing_ok=False)
         try:
             data = self._backend.read(key)
         except FileNotFoundError:
             kb = match.group(1)
-            known = sorted({s.report_id for s in self.summaries() if s.knowledge_base == kb})
+            rows, _ = self._collect(on_error="ignore", missing_ok=True)
+            known = sorted({s.report_id for s in rows if s.knowledge_base == kb})
             hint = f"; reports for {kb!r}: {', '.join(known[:10])}" if known else ""
             raise ReportNotFoundError(f"{self.location}: no report at {key}{hint}") from None
         except OSError as exc:
@@ -619,73 +770,161 @@ class ReportStore:
         return False
 
     # -- listing -----------------------------------------------------------------------
-    def summaries(self, *, on_error: str = "skip") -> list[ReportSummary]:
+    def summaries(self, *, on_error: str = "skip", missing_ok: bool = False) -> list[ReportSummary]:
         """One :class:`ReportSummary` per stored report, sorted by KB then start time.
 
-        Reads the small sidecar written by heta_nb when it matches the report's size;
-        otherwise (a report written by Heta, or replaced since) parses the report.
-        Unreadable reports are skipped (``on_error="skip"``) or raise (``"raise"``).
+        Reads the small sidecar written by heta_nb when it matches the report (size,
+        and on a local folder inode and modification time); otherwise (a report written
+        by Heta, or replaced since) parses the report.
+
+        Args:
+            on_error: what to do with a report that cannot be read (invalid JSON, an
+                unknown schema, a symlink leading outside the store...): ``"skip"``
+                leaves it out and emits one :class:`ReportStoreWarning` naming every such
+                report and why; ``"ignore"`` leaves it out silently; ``"raise"`` raises
+                the first error. Either way :attr:`problems` lists them afterwards.
+            missing_ok: listing a local store folder that does not exist raises
+                :class:`StoreNotFoundError` (a store is created by saving to it), unless
+                this is true: then it lists as empty. A root that is a file always
+                raises :class:`StoreNotADirectoryError`.
         """
+        rows, problems = self._collect(on_error=on_error, missing_ok=missing_ok)
+        self._problems = problems
+        if problems and on_error == "skip":
+            warnings.warn(_problems_message(self.location, problems), ReportStoreWarning, stacklevel=2)
+        return rows
+
+    @property
+    def problems(self) -> list[dict[str, str]]:
+        """The reports the last listing left out: ``{"key": ..., "error": ...}`` each."""
+        return [dict(p) for p in self._problems]
+
+    def _collect(self, *, on_error: str, missing_ok: bool) -> tuple[list[ReportSummary], list[dict[str, str]]]:
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error must be one of {', '.join(map(repr, _ON_ERROR))}, not {on_error!r}")
+        problems: list[dict[str, str]] = []
         try:
+            if not self._backend.check_root(missing_ok=missing_ok):
+                return [], problems
             entries = self._backend.list_prefix(KB_ROOT)
+        except StoreError:
+            raise
         except OSError as exc:
             raise StoreError(f"{self.location}: cannot list reports: {exc}") from exc
         reports = [e for e in entries if _KEY_PATTERN.match(e.key)]
         sidecars = {e.key for e in entries if e.key.endswith("/" + SUMMARY_FILE)}
         wanted = [r.key.rsplit("/", 1)[0] + "/" + SUMMARY_FILE for r in reports]
-        blobs = self._backend.read_many([k for k in wanted if k in sidecars])
+        unreadable: dict[str, Exception] = {}
+        blobs = self._backend.read_many([k for k in wanted if k in sidecars], unreadable)
+
+        def fail(key: str, exc: Exception, what: str = "") -> None:
+            if on_error == "raise":
+                raise exc
+            problems.append({"key": key, "error": what or _describe(exc)})
+
         rows = []
         for entry, sidecar_key in zip(reports, wanted):
+            if entry.problem is not None:
+                error = StoreError(f"{self.location}: {entry.key} is {entry.problem}")
+                fail(entry.key, error, f"it is {entry.problem}")
+                continue
+            if sidecar_key in unreadable:
+                sidecar_error = unreadable[sidecar_key]
+                fail(entry.key, sidecar_error, f"its {SUMMARY_FILE}: {_describe(sidecar_error)}")
+                continue
             summary = _decode_summary(blobs.get(sidecar_key), entry)
             if summary is None:
-                summary = self._cache.get((entry.key, entry.size))
+                summary = self._cache.get((entry.key, entry.size, entry.stamp))
             if summary is None:
                 try:
                     data = self._backend.read(entry.key)
                     report = decode_report(data, source=f"{self.location}/{entry.key}")
-                except (ReportFormatError, OSError):
-                    if on_error == "raise":
-                        raise
+                except FileNotFoundError:  # removed while listing
+                    continue
+                except (ReportFormatError, UnsafeNameError, OSError) as exc:
+                    fail(entry.key, exc)
                     continue
                 summary = ReportSummary.of(report, key=entry.key, size_bytes=len(data))
-                self._cache[(entry.key, entry.size)] = summary
+                self._cache[(entry.key, entry.size, entry.stamp)] = summary
             rows.append(summary)
         rows.sort(key=lambda s: (s.knowledge_base, s.started_at, s.report_id))
-        return rows
+        return rows, problems
 
     def _read_sidecar(self, key: str) -> ReportSummary | None:
         prefix = key.rsplit("/", 1)[0]
-        size = self._backend.size(key)
-        if size is None:
+        entry = self._backend.entry(key)
+        if entry is None:
             return None
         blobs = self._backend.read_many([f"{prefix}/{SUMMARY_FILE}"])
-        return _decode_summary(blobs.get(f"{prefix}/{SUMMARY_FILE}"), _Entry(key, size))
+        return _decode_summary(blobs.get(f"{prefix}/{SUMMARY_FILE}"), entry)
 
-    def list(self) -> pd.DataFrame:
+    def list(self, *, on_error: str = "skip", missing_ok: bool = False) -> pd.DataFrame:
         """Every stored report as a pandas DataFrame, one row each.
 
         Columns: kb, report_id, knowledge_base_name, benchmark, benchmark_version,
         split, task_type, modes, cases, errors, status, started_at, finished_at,
         duration_s, size_bytes, key, then one column per ``score_summary`` key.
+
+        Reports that cannot be read are left out; ``frame.attrs["problems"]`` lists
+        them (``{"key": ..., "error": ...}`` each), and with the default
+        ``on_error="skip"`` one :class:`ReportStoreWarning` names them. ``on_error``
+        and ``missing_ok`` are as for :meth:`summaries`.
         """
         from heta_nb.tables import summaries_frame
 
-        return summaries_frame(self.summaries())
+        rows, problems = self._collect(on_error=on_error, missing_ok=missing_ok)
+        self._problems = problems
+        if problems and on_error == "skip":
+            warnings.warn(_problems_message(self.location, problems), ReportStoreWarning, stacklevel=2)
+        frame = summaries_frame(rows)
+        frame.attrs["problems"] = [dict(p) for p in problems]
+        return frame
 
 
-def _encode_summary(summary: ReportSummary) -> bytes:
-    return json.dumps(summary.to_json(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def _describe(exc: BaseException) -> str:
+    """One line for a listing problem (a report error without its repeated source)."""
+    if isinstance(exc, ReportFormatError) and exc.problems:
+        text = "; ".join(exc.problems[:3]) + ("; ..." if len(exc.problems) > 3 else "")
+    else:
+        text = str(exc) or type(exc).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _problems_message(location: str, problems: Sequence[Mapping[str, str]]) -> str:
+    count = len(problems)
+    plural = count != 1
+    head = (
+        f"{location}: {count} report{'s' if plural else ''} could not be read "
+        f"and {'are' if plural else 'is'} left out of the listing:"
+    )
+    lines = [f"  {p['key']}: {p['error']}" for p in problems[:20]]
+    if count > 20:
+        lines.append(f"  ... and {count - 20} more (see ReportStore.problems)")
+    return "\n".join([head, *lines])
+
+
+def _encode_summary(summary: ReportSummary, stamp: str | None = None) -> bytes:
+    data = summary.to_json()
+    if stamp is not None:
+        data["report_stamp"] = stamp
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _decode_summary(blob: bytes | None, entry: _Entry) -> ReportSummary | None:
     if blob is None:
         return None
     try:
-        summary = ReportSummary.from_json(json.loads(blob))
-    except (ValueError, KeyError, TypeError):
+        data = json.loads(blob)
+        summary = ReportSummary.from_json(data)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     # A report replaced by someone else (e.g. Heta re-running with the same id) no
-    # longer matches its sidecar; fall back to parsing it. -1: size unknown.
+    # longer matches its sidecar; fall back to parsing it. Size -1: unknown. Where the
+    # backend identifies the version (local: inode and st_mtime_ns, so a same-size
+    # rewrite is noticed too), a sidecar without that identity is not trusted.
     if summary.key != entry.key or (entry.size >= 0 and summary.size_bytes != entry.size):
+        return None
+    if entry.stamp is not None and data.get("report_stamp") != entry.stamp:
         return None
     return summary

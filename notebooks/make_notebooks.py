@@ -141,7 +141,7 @@ heta_result = await BenchmarkRunner().run(
 )
 heta_report = heta_nb.load_report(heta_result.report)
 heta_report"""),
-    ("code", """%heta_runs {recipe.stores.objects.root}"""),
+    ("code", """%heta_runs {recipe.stores.objects.config.root}"""),
 ]
 
 OWN_KB = [

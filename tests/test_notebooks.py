@@ -66,6 +66,9 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
         assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
     if path.name == "02-explore-a-report.ipynb":
         assert "written-by-heta" in html
+        (listing,) = [c for c in notebook.cells if c.cell_type == "code" and c.source.startswith("%heta_runs {recipe")]
+        shown = "\n".join(str(v) for o in listing.outputs for v in o.get("data", {}).values())
+        assert "written-by-heta" in shown  # the store Heta wrote to lists its report
     if path.name == "03-your-own-kb.ipynb":
         texts = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
         assert "True)" in texts and "'complete'" in texts
