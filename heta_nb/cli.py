@@ -3,17 +3,22 @@
 It only composes library calls. REPORT is a ``report.json`` path or URL, or
 ``STORE:KB/REPORT_ID`` (``STORE:KB`` for the newest report of a KB). Exit codes:
 0 success, 1 the operation failed (bad input, missing report, ...), 2 bad usage.
-Errors are one line on stderr; ``--debug`` shows the traceback.
+Errors are one line on stderr; ``--debug`` shows the traceback. Commands that write
+files never replace an existing one unless ``--force`` (and never an input report).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
-from heta_nb.errors import HetaNbError
+from heta_nb.errors import HetaNbError, StoreError
 
 __all__ = ["build_parser", "main"]
 
@@ -28,18 +33,71 @@ def _split(text: str | None) -> list[str] | None:
     return [part.strip() for part in text.split(",") if part.strip()] if text else None
 
 
+def _local_path(text: str) -> str | None:
+    """The local path ``text`` names (``file://`` stripped), or None for another URL."""
+    if text.startswith("file://"):
+        return text[len("file://") :]
+    return None if "://" in text else text
+
+
+def _input_files(texts: Sequence[str]) -> list[str]:
+    """The local report files among the inputs (a folder stands for its ``report.json``)."""
+    found = []
+    for text in texts:
+        local = _local_path(text)
+        if local is not None and os.path.isdir(local):
+            local = os.path.join(local, "report.json")
+        if local is not None and os.path.isfile(local):
+            found.append(local)
+    return found
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def _exists(path: str | os.PathLike[str]) -> FileExistsError:
+    return FileExistsError(f"{os.fspath(path)}: already exists; --force replaces it")
+
+
+def _check_output(output: str, *, force: bool, inputs: Sequence[str] = ()) -> None:
+    """Refuse to write over an input report, or over any existing file without --force."""
+    for item in _input_files(inputs):
+        if _same_file(item, output):
+            raise FileExistsError(f"{output}: is the input report; not replacing it (even with --force)")
+    if not force and os.path.lexists(output):
+        raise _exists(output)
+
+
+def _write_notebook(obj: Any, output: str, *, force: bool, source: Any = None) -> None:
+    from heta_nb.notebook import to_notebook
+
+    try:
+        to_notebook(obj, output, source=source, overwrite=force)
+    except FileExistsError as exc:  # overwrite=False refused the notebook or its companion
+        if isinstance(exc, HetaNbError) or exc.filename is None:
+            raise
+        raise _exists(exc.filename) from None
+
+
 def _cmd_html(args: argparse.Namespace) -> int:
     from heta_nb.export import to_html
 
+    _check_output(args.output, force=args.force, inputs=[args.report])
     to_html(_report(args.report), args.output)
     print(f"wrote {args.output}")
     return 0
 
 
 def _cmd_notebook(args: argparse.Namespace) -> int:
-    from heta_nb.notebook import to_notebook
-
-    to_notebook(_report(args.report), args.output, source=args.source)
+    _check_output(args.output, force=args.force, inputs=[args.report])
+    local = _local_path(args.report)
+    # a local path goes to to_notebook as is, so it never rewrites that file as the companion
+    report = args.report if local is not None and os.path.exists(local) else _report(args.report)
+    _write_notebook(report, args.output, force=args.force, source=args.source)
     print(f"wrote {args.output}")
     return 0
 
@@ -47,19 +105,27 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from heta_nb.comparison import compare
 
-    comparison = compare(
-        *[_report(item) for item in args.reports],
-        names=_split(args.names),
-        modes=_split(args.modes),
-        metrics=_split(args.metrics),
-        seed=args.seed,
-    )
-    for warning in comparison.warnings:
+    if args.output:
+        _check_output(args.output, force=args.force, inputs=args.reports)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        comparison = compare(
+            *[_report(item) for item in args.reports],
+            names=_split(args.names),
+            modes=_split(args.modes),
+            metrics=_split(args.metrics),
+            seed=args.seed,
+        )
+    messages = [*comparison.warnings, *(str(item.message) for item in caught)]
+    for warning in dict.fromkeys(messages):  # each once, in order
         print(f"heta-nb: warning: {warning}", file=sys.stderr)
     if args.output:
-        from heta_nb.export import export
+        if Path(args.output).suffix.lower() == ".ipynb":
+            _write_notebook(comparison, args.output, force=args.force)
+        else:
+            from heta_nb.export import export
 
-        export(comparison, args.output)
+            export(comparison, args.output)
         print(f"wrote {args.output}")
     else:
         print(repr(comparison))
@@ -67,9 +133,23 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    local = _local_path(args.store)
+    if local is not None and not os.path.isdir(local):
+        problem = "is not a folder" if os.path.exists(local) else "no such folder"
+        raise StoreError(f"{args.store}: {problem}")
     from heta_nb.store import ReportStore
 
-    frame = ReportStore(args.store).list()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = ReportStore(args.store).list()
+    problems = [
+        (str(p.get("key")), f"{p.get('key')}: {p.get('error')}") if isinstance(p, Mapping) else (str(p), str(p))
+        for p in frame.attrs.get("problems", []) or []
+    ]
+    # a store warning that only sums up the problems is not printed a second time
+    others = [str(w.message) for w in caught if not any(key in str(w.message) for key, _ in problems)]
+    for line in dict.fromkeys([*(line for _, line in problems), *others]):
+        print(f"heta-nb: warning: {line}", file=sys.stderr)
     if frame.empty:
         print(f"no reports in {args.store}")
         return 0
@@ -117,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     html = sub.add_parser("html", help="export a report as one standalone, offline HTML file")
     html.add_argument("report", help="the report (path, URL or STORE:KB/REPORT_ID)")
     html.add_argument("-o", "--output", required=True, help="the .html file to write")
+    html.add_argument("--force", action="store_true", help="replace the output file if it exists")
     html.set_defaults(func=_cmd_html)
 
     notebook = sub.add_parser("notebook", help="export a report as a notebook (.ipynb) with its outputs")
@@ -124,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     notebook.add_argument("-o", "--output", required=True, help="the .ipynb file to write")
     notebook.add_argument(
         "--source", default=None, help="how the notebook reloads the report (default: a copy saved next to it)"
+    )
+    notebook.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the notebook (and an older copy of the same report next to it) if it exists",
     )
     notebook.set_defaults(func=_cmd_notebook)
 
@@ -134,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     comparison.add_argument("--modes", default=None, help="comma-separated modes to compare")
     comparison.add_argument("--metrics", default=None, help="comma-separated metrics")
     comparison.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    comparison.add_argument("--force", action="store_true", help="replace the -o file if it exists")
     comparison.set_defaults(func=_cmd_compare)
 
     listing = sub.add_parser("list", help="list the reports in a store")
@@ -158,10 +245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (HetaNbError, ValueError, KeyError, OSError, ImportError) as exc:
+    except (HetaNbError, ValueError, KeyError, OSError, ImportError, ArithmeticError, RecursionError) as exc:
+        # ValueError includes UnicodeError; ArithmeticError includes OverflowError (bad report data)
         if args.debug:
             traceback.print_exc()
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        message: object = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        if isinstance(exc, (ArithmeticError, RecursionError)) or not str(message):
+            message = f"{type(exc).__name__}: {message}" if str(message) else type(exc).__name__
         print(f"heta-nb: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

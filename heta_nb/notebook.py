@@ -285,11 +285,73 @@ def sections(obj: Any, *, source: Any = None) -> list[Any]:
     return builder.cells
 
 
-def to_notebook(obj: Any, path: str | os.PathLike[str] | None = None, *, source: Any = None) -> Any:
+def _input_file(obj: Any) -> Path | None:
+    """The local file a report is read from when ``obj`` names one (for never rewriting it)."""
+    if not isinstance(obj, (str, os.PathLike)) or isinstance(obj, str) and obj.lstrip()[:1] in ("{", "["):
+        return None
+    text = os.fspath(obj)
+    if "://" in text and not text.startswith("file://"):
+        return None
+    try:
+        path = Path(text[len("file://") :] if text.startswith("file://") else text)
+        if path.is_dir():
+            path = path / "report.json"
+        return path.resolve() if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _companion_action(target: Path, data: bytes, report: EvaluationReport, input_file: Path | None) -> str:
+    """``"write"``, ``"keep"`` or ``"replace"`` for a companion file; raises for a different report.
+
+    An absent file is written; the input file itself, or a file holding this very report
+    (same bytes or an equal report), is kept as it is; an older copy of the same report
+    id may be replaced; anything else (another report, not a report) is never touched.
+    """
+    from heta_nb.errors import ReportExistsError
+    from heta_nb.model.io import load_report
+
+    if not os.path.lexists(target):
+        return "write"
+    existing: EvaluationReport | None
+    try:
+        if input_file is not None and target.resolve() == input_file:
+            return "keep"
+        if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+            return "keep"
+        existing = load_report(target)
+    except Exception:  # unreadable or not a report: it is not ours to destroy
+        existing = None
+    if existing is not None and existing == report:
+        return "keep"
+    if existing is not None and existing.report_id == report.report_id:
+        return "replace"  # an earlier export of the same report (e.g. re-running the demo)
+    held = f"report {existing.report_id!r}" if existing is not None else "something that is not this report"
+    raise ReportExistsError(
+        f"{target}: already holds {held}, not report {report.report_id!r}; not replacing it "
+        "(move it away, choose another notebook name, or give the notebook a source)"
+    )
+
+
+def _exists_error(path: str | os.PathLike[str]) -> FileExistsError:
+    return FileExistsError(errno.EEXIST, "already exists; overwrite=True replaces it", os.fspath(path))
+
+
+def to_notebook(
+    obj: Any, path: str | os.PathLike[str] | None = None, *, source: Any = None, overwrite: bool = True
+) -> Any:
     """A complete, ``nbformat.validate``-clean notebook; written (atomically) to ``path`` if given.
 
     Without ``source``, a report is saved next to the notebook as ``<name>.report.json``
-    and the notebook reloads it from there, so the pair can be shared as is.
+    (``<name>.report-N.json`` for each report of a comparison) and the notebook reloads
+    it from there, so the pair can be shared as is. A companion file that already holds
+    the same report, or that is the input file itself, is left as it is; one holding a
+    different report (or anything else) is never replaced: ``ReportExistsError``.
+
+    Args:
+        overwrite: False raises ``FileExistsError`` instead of replacing an existing
+            notebook (or an older copy of the same report in its companion file).
+            Nothing is written when an error is raised.
     """
     import nbformat
     from nbformat.v4 import new_notebook
@@ -298,20 +360,29 @@ def to_notebook(obj: Any, path: str | os.PathLike[str] | None = None, *, source:
     from heta_nb.comparison import Comparison
     from heta_nb.model.io import encode_report, load_report
 
+    if path is not None and not overwrite and os.path.lexists(path):
+        raise _exists_error(path)
+    writes: list[tuple[Path, bytes]] = []
     if path is not None and source is None:
         stem = Path(path).with_suffix("").name
+        folder = Path(path).parent
         if isinstance(obj, Comparison):
-            source = []
-            for index, report in enumerate(obj.reports):
-                companion = f"{stem}.report-{index + 1}.json"
-                write_atomically(Path(path).parent / companion, encode_report(report))
-                source.append(companion)
+            pairs = [(f"{stem}.report-{i + 1}.json", report) for i, report in enumerate(obj.reports)]
+            input_file = None
+            source = [name for name, _ in pairs]
         else:
-            report = load_report(obj)
-            companion = f"{stem}.report.json"
-            write_atomically(Path(path).parent / companion, encode_report(report))
-            source = companion
-            obj = report
+            input_file = _input_file(obj)
+            obj = load_report(obj)
+            pairs = [(f"{stem}.report.json", obj)]
+            source = pairs[0][0]
+        for name, report in pairs:
+            target = folder / name
+            data = encode_report(report)
+            action = _companion_action(target, data, report, input_file)
+            if action == "replace" and not overwrite:
+                raise _exists_error(target)
+            if action != "keep":
+                writes.append((target, data))
     notebook = new_notebook(
         cells=sections(obj, source=source),
         metadata={
@@ -322,6 +393,8 @@ def to_notebook(obj: Any, path: str | os.PathLike[str] | None = None, *, source:
     )
     nbformat.validate(notebook)
     if path is not None:
+        for target, data in writes:
+            write_atomically(target, data)
         text = nbformat.writes(notebook) + "\n"
         write_atomically(path, text.encode("utf-8"))
     return notebook

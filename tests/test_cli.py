@@ -80,7 +80,7 @@ def test_python_dash_m_and_the_console_script() -> None:
     script = Path(sys.executable).with_name("heta-nb")
     if script.exists():
         out = subprocess.run([str(script), "list", "/nonexistent-store"], capture_output=True, text=True)
-        assert out.returncode == 0 and "no reports" in out.stdout
+        assert out.returncode == 1 and "/nonexistent-store" in out.stderr and "no such folder" in out.stderr
 
 
 def test_store_reference_parsing(tmp_path: Path) -> None:
