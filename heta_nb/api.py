@@ -7,6 +7,7 @@ with ``progress=False``, or any callable that takes events.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -157,7 +158,13 @@ def evaluate(benchmark: Any, **kwargs: Any) -> EvaluationReport:
 
 
 async def evaluate_async(benchmark: Any, **kwargs: Any) -> EvaluationReport:
-    """``await`` an evaluation on the current event loop (same arguments as :func:`evaluate`)."""
+    """``await`` an evaluation on the current event loop (same arguments as :func:`evaluate`).
+
+    When the awaiting task is cancelled (``asyncio.timeout``, a ``TaskGroup``, a
+    caller's ``task.cancel()``), the run stops, its partial report is saved (with a
+    store, status ``cancelled``, so ``resume=True`` can finish it) and the
+    ``CancelledError`` propagates, as asyncio code expects.
+    """
     bound = inspect.signature(start).bind(benchmark, **kwargs)
     bound.apply_defaults()
     config, views = _run_config(dict(bound.arguments))
@@ -168,7 +175,12 @@ async def evaluate_async(benchmark: Any, **kwargs: Any) -> EvaluationReport:
         subscribers.append(display)
     if views["on_event"] is not None:
         subscribers.append(views["on_event"])
-    return await engine.run()
+    task = asyncio.current_task()
+    report = await engine.run()
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    if cancelling is not None and cancelling():
+        raise asyncio.CancelledError  # the caller's cancellation, after the partial report was recorded
+    return report
 
 
 for _function in (start, evaluate, evaluate_async):

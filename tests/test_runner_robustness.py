@@ -183,3 +183,47 @@ def test_a_run_that_only_left_a_checkpoint_is_not_started_over_silently(tmp_path
     assert checkpoint.read_bytes() == kept
     fresh = _run(benchmark=toy_benchmark(30), kb=SlowKB(0), store=store, report_id="cp", overwrite=True)
     assert fresh.metadata["heta_nb"]["resumed"] == 0 and len(fresh.case_results) == 60
+
+
+@pytest.mark.skipif(not hasattr(asyncio, "timeout"), reason="asyncio.timeout is Python 3.11+")
+def test_evaluate_async_lets_the_callers_cancellation_propagate(tmp_path: Path) -> None:
+    store = ReportStore(tmp_path)
+
+    async def main() -> str:
+        try:
+            async with asyncio.timeout(0.3):
+                await heta_nb.evaluate_async(
+                    toy_benchmark(30),
+                    kb=SlowKB(0.05),
+                    query_modes=MODES,
+                    store=store,
+                    report_id="timed",
+                    knowledge_base_name="toy kb",
+                    progress=False,
+                    concurrency=2,
+                )
+        except TimeoutError:
+            return "timed out"
+        return "returned"
+
+    assert asyncio.run(main()) == "timed out"
+    saved = store.load("toy kb", "timed")
+    assert saved.metadata["heta_nb"]["status"] == "cancelled" and 0 < len(saved.case_results) < 60
+    finished = _run(benchmark=toy_benchmark(30), kb=SlowKB(0), store=store, report_id="timed", resume=True)
+    assert finished.metadata["heta_nb"]["status"] == "complete" and len(finished.case_results) == 60
+
+
+def test_a_score_that_takes_another_evaluators_name_is_that_evaluators_error() -> None:
+    def impostor(case: Any, response: Any) -> dict[str, Any]:
+        return {"name": "answer_contains", "value": 0.0}
+
+    def renamed(case: Any, response: Any) -> dict[str, Any]:
+        return {"name": "my metric", "value": 0.5}  # a name of its own is fine
+
+    report = _run(kb=exact_kb, evaluators=["answer_contains", impostor, renamed])
+    for result in report.case_results:
+        names = [s.name for s in result.scores]
+        assert names == ["answer_contains", "impostor", "my metric"]
+        impostor_score = result.scores[1]
+        assert impostor_score.value == "error" and "another evaluator" in impostor_score.metadata["error"]["message"]
+    assert report.score_summary["good.answer_contains"] == 1.0  # not averaged with the impostor's 0.0

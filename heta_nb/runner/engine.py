@@ -707,7 +707,12 @@ class Engine:
                         outcome = evaluator.fn(case, raw)
                     if evaluator.is_async or inspect.isawaitable(outcome):
                         outcome = await outcome
-                    scores.append(score_data(outcome, evaluator.name))
+                    data = score_data(outcome, evaluator.name)
+                    if data["name"] != evaluator.name and self._collides(data["name"], scores):
+                        raise ValueError(
+                            f"it returned a score named {data['name']!r}, a name another evaluator's scores have"
+                        )
+                    scores.append(data)
                 except asyncio.CancelledError as exc:
                     if self._cancelled or _cancel_requested(task):
                         raise
@@ -741,6 +746,13 @@ class Engine:
             self._loop_call_soon(self._flush_soon)  # at the end of this event-loop iteration
         elif len(batch) >= BATCH_LINES:
             self._flush()
+
+    def _collides(self, name: str, scores: list[dict[str, Any]]) -> bool:
+        """Whether a score named ``name`` (not its evaluator's name) would be a second one of that name.
+
+        Two scores of one name in a case would be averaged together by the summary.
+        """
+        return any(e.name == name for e in self.evaluators) or any(s["name"] == name for s in scores)
 
     def _flush(self) -> None:
         """Record the cases finished since the last flush, checkpoint them, tell the subscribers.
