@@ -134,8 +134,11 @@ def start(
 ) -> EvaluationRun:
     """Start an evaluation in the background and return its :class:`EvaluationRun`.
 
-    The caller stays free (in a notebook, other cells run meanwhile). Inputs are
-    validated before this returns; ``run.result()`` waits for the report.
+    The caller stays free (in a notebook, other cells run meanwhile). The settings,
+    names, store, metadata and given evaluators are validated before this returns
+    (the benchmark is loaded in the background: its problems, and those of its own
+    evaluators, are raised by ``run.result()``, still before any query);
+    ``run.result()`` waits for the report.
     """
     config, views = _run_config(dict(locals()))
     run = EvaluationRun(config, record_events=views["record_events"])

@@ -227,3 +227,14 @@ def test_a_score_that_takes_another_evaluators_name_is_that_evaluators_error() -
         impostor_score = result.scores[1]
         assert impostor_score.value == "error" and "another evaluator" in impostor_score.metadata["error"]["message"]
     assert report.score_summary["good.answer_contains"] == 1.0  # not averaged with the impostor's 0.0
+
+
+def test_start_refuses_bad_evaluators_before_it_returns() -> None:
+    for evaluators, error in (
+        (["answer_contains", "answer_contains"], "must be unique"),
+        (["no_such_metric@3"], "no_such_metric"),
+    ):
+        with pytest.raises((RunError, ValueError, KeyError), match=error):
+            heta_nb.start(toy_benchmark(), kb=exact_kb, query_modes=MODES, evaluators=evaluators, progress=False)
+    report = _run(kb=exact_kb, evaluators="answer_contains")  # one name alone is one evaluator
+    assert [s.name for s in report.case_results[0].scores] == ["answer_contains"]

@@ -272,6 +272,7 @@ class Engine:
                 and 0 <= c.shard[0] < c.shard[1]
             ):
                 raise RunError(f"shard must be (index, count) with 0 <= index < count, got {c.shard!r}")
+        self._given_evaluators = _prepared_evaluators(c.evaluators) if c.evaluators is not None else None
         self.metadata = _json_setting(c.metadata, "metadata")
         reserved = sorted(set(self.metadata) & _RUNNER_METADATA)
         if reserved:
@@ -415,12 +416,9 @@ class Engine:
         self.units = units
         self.cases_by_unit = cases_by_unit
         self.source = source
-        chosen = c.evaluators if c.evaluators is not None else source.evaluators
-        prepared = [PreparedEvaluator(as_evaluator(e)) for e in chosen]
-        names = [e.name for e in prepared]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise RunError(f"evaluator names must be unique (they are the report's score names): {duplicates}")
+        prepared = self._given_evaluators
+        if prepared is None:  # the benchmark's own, known once it is loaded
+            prepared = _prepared_evaluators(source.evaluators)
         self.evaluators = prepared
         if self.kb_adapter is not None:
             available = self.kb_adapter.available_modes
@@ -955,6 +953,21 @@ class Engine:
                 chunks.append(dumps_bytes_exact(name) + b":" + dumps_bytes_exact(value))
         chunks.append(b"}")
         return chunks
+
+
+def _prepared_evaluators(chosen: Sequence[Any]) -> list[PreparedEvaluator]:
+    """The evaluators as the case loop calls them; their names must be unique.
+
+    One evaluator given alone (a name, a function, an object) counts as a list of one.
+    """
+    if isinstance(chosen, str) or not hasattr(chosen, "__iter__"):
+        chosen = [chosen]
+    prepared = [PreparedEvaluator(as_evaluator(e)) for e in chosen]
+    names = [e.name for e in prepared]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise RunError(f"evaluator names must be unique (they are the report's score names): {duplicates}")
+    return prepared
 
 
 _STRAY_CANCEL = "the {} raised CancelledError, but nothing cancelled this run ({})"
