@@ -277,3 +277,18 @@ def test_nan_latency_is_refused_when_built() -> None:
     for fixture in sorted(FIXTURES.glob("report-*.json")):  # Heta's own reports still load, byte for byte
         raw = fixture.read_bytes()
         assert heta_nb.load_report(raw).to_json().encode() == raw
+
+
+def test_a_report_file_missing_a_key_every_report_has_is_refused(tmp_path: Path) -> None:
+    from heta_nb.errors import ReportFormatError
+    from heta_nb.model.io import load_report
+
+    data = json.loads((Path(__file__).parent / "fixtures" / "heta-0.1.2" / "report-normal.json").read_text())
+    for key in ("case_results", "query_modes", "schema_version", "metadata"):
+        partial = {k: v for k, v in data.items() if k != key}
+        path = tmp_path / f"without-{key}.json"
+        path.write_text(json.dumps(partial))
+        with pytest.raises(ReportFormatError, match=f"{key}: missing required field"):
+            load_report(path)
+    built = {k: v for k, v in data.items() if k != "metadata"}  # a dict built in Python may leave defaults out
+    assert load_report(built).metadata == {} and len(load_report(built).case_results) == len(data["case_results"])

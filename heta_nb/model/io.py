@@ -138,7 +138,7 @@ def decode_report(data: bytes | str, *, source: str) -> EvaluationReport:
             else f"nested {deepest} levels deep, too deep for the JSON parser here"
         )
         raise ReportFormatError(source, [f"invalid JSON: {what}"]) from None
-    return _validated(parsed, source)
+    return _validated(parsed, source, every_key=True)
 
 
 def parse_report(data: Mapping[str, Any], *, source: str = "<report dict>") -> EvaluationReport:
@@ -152,7 +152,20 @@ def parse_report(data: Mapping[str, Any], *, source: str = "<report dict>") -> E
     return _validated(plain, source)
 
 
-def _validated(parsed: Any, source: str) -> EvaluationReport:
+_DEFAULTED_KEYS = (
+    "schema_version",
+    "report_key",
+    "knowledge_base_manifest",
+    "recipe_manifest",
+    "query_modes",
+    "case_results",
+    "metadata",
+)
+"""Report keys the model can default when a report is built in Python, but that every
+``report.json`` has (Heta writes all 13 keys): a file without one is not a report."""
+
+
+def _validated(parsed: Any, source: str, *, every_key: bool = False) -> EvaluationReport:
     if not isinstance(parsed, dict):
         raise ReportFormatError(source, [f"expected a JSON object at the top level, got {json_type_name(parsed)}"])
     version = parsed.get("schema_version", "1")
@@ -166,6 +179,10 @@ def _validated(parsed: Any, source: str) -> EvaluationReport:
             ],
         )
     problems = Problems()
+    if every_key:  # after the version: a newer schema may have other keys
+        problems.items.extend(
+            f"{key}: missing required field (every report.json has it)" for key in _DEFAULTED_KEYS if key not in parsed
+        )
     checked: Any = parsed
     try:
         checked = EvaluationReport._check(parsed, "", problems)
