@@ -79,8 +79,10 @@ _DOC_ARGS = """
         timeout_s: per-query timeout (None: no timeout). Timeouts count as retryable.
             It covers the KB call only, not the evaluators (an async evaluator that
             never returns holds its case until ``cancel()``). Python cannot stop a
-            thread: a sync KB that overruns keeps its pool thread busy until it returns,
-            and an async KB that swallows the cancellation is recorded as it returns.
+            thread: a sync KB that overruns runs on in its thread until it returns
+            (later queries get fresh threads, and the interpreter waits for it at
+            exit), and an async KB that swallows the cancellation is recorded as it
+            returns.
         retries, backoff_s: retries for retryable errors (``exc.retryable is True``,
             timeouts, or ``retry_on`` classes), waiting ``backoff_s * 2**attempt``.
         store: a ``ReportStore``, folder, fsspec URL or Heta ObjectStore; ``None`` keeps

@@ -267,3 +267,38 @@ def test_heta_objects_with_numpy_scalars() -> None:
         assert [(type(r.score), r.score) for r in result.response.results] == [(float, 0.5), (int, 3)]
         score = result.score("heta_score")
         assert type(score.value) is float and score.value == 0.5 and score.passed is False
+
+
+def test_a_sync_kb_stuck_past_its_timeout_does_not_starve_the_next_queries() -> None:
+    import time as _time
+
+    from heta_nb.benchmark import Benchmark, BenchmarkCase
+
+    benchmark = Benchmark(
+        {"name": "b", "version": "1", "split": "test", "task_type": "qa"},
+        (),
+        [BenchmarkCase(case_id=f"c{i}", query=f"q{i}") for i in range(4)],
+    )
+
+    def kb(query: str) -> list[Any]:
+        if query == "q0":
+            _time.sleep(1.5)  # overruns timeout_s; Python cannot stop this thread
+        return []
+
+    started = _time.monotonic()
+    report = heta_nb.start(
+        benchmark,
+        kb=kb,
+        query_modes=["m"],
+        evaluators=[],
+        concurrency=1,
+        timeout_s=0.3,
+        retries=0,
+        store=None,
+        progress=False,
+        lint=False,
+    ).result(timeout=30)
+    by_case = {r.case_id: r for r in report.case_results}
+    assert by_case["c0"].error is not None and by_case["c0"].error.error_type == "TimeoutError"
+    assert all(by_case[f"c{i}"].error is None for i in (1, 2, 3))  # before: each waited for c0's thread and timed out
+    assert _time.monotonic() - started < 1.4

@@ -124,10 +124,25 @@ class KnowledgeBaseAdapter:
         return lambda text: self._in_thread(functools.partial(target, text, **kwargs))
 
     async def _in_thread(self, call: Callable[[], Any]) -> Any:
+        """``call()`` on the pool; a call abandoned while it runs (a timeout) retires the pool.
+
+        Python cannot stop the thread of a sync KB that overruns its timeout. Left in the
+        pool, it would hold a worker until it returns, and with ``concurrency=1`` every
+        later query would time out waiting for it; the next query gets a fresh pool
+        instead, and the old one ends as its threads return.
+        """
         loop = asyncio.get_running_loop()
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="heta_nb-kb")
-        result = await loop.run_in_executor(self._pool, _call_in_thread, call)
+        pool = self._pool
+        if pool is None:
+            pool = self._pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="heta_nb-kb")
+        running = _RunningCall(call)
+        try:
+            result = await loop.run_in_executor(pool, running)
+        except asyncio.CancelledError:
+            if running.state == "running" and self._pool is pool:  # its thread is stuck in the KB
+                self._pool = None
+                pool.shutdown(wait=False)
+            raise
         if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
             result = await result
         return result
@@ -137,6 +152,23 @@ class KnowledgeBaseAdapter:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+class _RunningCall:
+    """A call for a pool thread that says whether it is ``queued``, ``running`` or ``done``."""
+
+    __slots__ = ("call", "state")
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self.call = call
+        self.state = "queued"
+
+    def __call__(self) -> Any:
+        self.state = "running"
+        try:
+            return _call_in_thread(self.call)
+        finally:
+            self.state = "done"
 
 
 def _call_in_thread(call: Callable[[], Any]) -> Any:
