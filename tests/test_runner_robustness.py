@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import SlowKB, exact_kb, toy_benchmark
+from runner_support import SlowKB, cancel_after, exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -157,21 +157,7 @@ def test_resuming_a_finished_report_with_other_settings_is_refused_and_keeps_it(
 
 def test_a_run_that_only_left_a_checkpoint_is_not_started_over_silently(tmp_path: Path) -> None:
     store = ReportStore(tmp_path)
-    run = heta_nb.start(
-        toy_benchmark(30),
-        kb=SlowKB(0.02),
-        query_modes=MODES,
-        store=store,
-        report_id="cp",
-        knowledge_base_name="toy kb",
-        progress=False,
-        concurrency=1,
-        lint=False,
-    )
-    while run.state.done < 3:
-        asyncio.run(asyncio.sleep(0.01))
-    run.cancel()
-    run.result(timeout=20)
+    cancel_after(3, store=store, kb=SlowKB(0.02), report_id="cp", cases=30)
     # what a kill -9 before the final save leaves: the checkpoint, no report
     for leftover in (tmp_path / store.key_for("toy kb", "cp")).parent.iterdir():
         if leftover.name != "checkpoint.jsonl":
