@@ -15,7 +15,7 @@ from runner_support import exact_kb, toy_benchmark
 import heta_nb
 from heta_nb import ReportStore
 from heta_nb.errors import ReportExistsError, ReportNotFoundError, StoreError, UnsafeNameError
-from heta_nb.store import SUMMARY_FILE, heta_slug, report_key, safe_slug
+from heta_nb.store import SUMMARY_FILE, ReportStoreWarning, heta_slug, report_key, safe_slug
 from heta_nb.testing import synthetic_report
 
 
@@ -222,7 +222,10 @@ def test_listing_uses_sidecars_and_notices_replaced_reports(tmp_path: Path, monk
     assert len(calls) == 1
     # a broken report is skipped by default, raised on request
     (tmp_path / report_key("kb", "r3")).write_bytes(b"{broken")
-    assert "r3" not in set(ReportStore(tmp_path).list()["report_id"])
+    with pytest.warns(ReportStoreWarning, match="r3/report.json: invalid JSON"):
+        listing = ReportStore(tmp_path).list()
+    assert "r3" not in set(listing["report_id"])
+    assert [p["key"] for p in listing.attrs["problems"]] == [report_key("kb", "r3")]
     with pytest.raises(heta_nb.ReportFormatError, match="invalid JSON"):
         ReportStore(tmp_path).summaries(on_error="raise")
 
