@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from heta_nb.errors import HetaNbError, StoreError
+from heta_nb.errors import HetaNbError
 
 __all__ = ["build_parser", "main"]
 
@@ -33,26 +33,7 @@ def _split(text: str | None) -> list[str] | None:
     return [part.strip() for part in text.split(",") if part.strip()] if text else None
 
 
-def _local_path(text: str) -> str | None:
-    """The local path ``text`` names (``file://`` stripped), or None for another URL."""
-    if text.startswith("file://"):
-        return text[len("file://") :]
-    return None if "://" in text else text
-
-
-def _input_files(texts: Sequence[str]) -> list[str]:
-    """The local report files among the inputs (a folder stands for its ``report.json``)."""
-    found = []
-    for text in texts:
-        local = _local_path(text)
-        if local is not None and os.path.isdir(local):
-            local = os.path.join(local, "report.json")
-        if local is not None and os.path.isfile(local):
-            found.append(local)
-    return found
-
-
-def _same_file(a: str, b: str) -> bool:
+def _same_file(a: str | os.PathLike[str], b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except (OSError, ValueError):
@@ -65,7 +46,9 @@ def _exists(path: str | os.PathLike[str]) -> FileExistsError:
 
 def _check_output(output: str, *, force: bool, inputs: Sequence[str] = ()) -> None:
     """Refuse to write over an input report, or over any existing file without --force."""
-    for item in _input_files(inputs):
+    from heta_nb.model.io import local_report_file
+
+    for item in filter(None, map(local_report_file, inputs)):
         if _same_file(item, output):
             raise FileExistsError(f"{output}: is the input report; not replacing it (even with --force)")
     if not force and os.path.lexists(output):
@@ -94,9 +77,11 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
 def _cmd_notebook(args: argparse.Namespace) -> int:
     _check_output(args.output, force=args.force, inputs=[args.report])
-    local = _local_path(args.report)
+    from heta_nb.model.io import local_path
+
+    local = local_path(args.report)
     # a local path goes to to_notebook as is, so it never rewrites that file as the companion
-    report = args.report if local is not None and os.path.exists(local) else _report(args.report)
+    report = args.report if local is not None and local.exists() else _report(args.report)
     _write_notebook(report, args.output, force=args.force, source=args.source)
     print(f"wrote {args.output}")
     return 0
@@ -133,11 +118,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    local = _local_path(args.store)
-    if local is not None and not os.path.isdir(local):
-        problem = "is not a folder" if os.path.exists(local) else "no such folder"
-        raise StoreError(f"{args.store}: {problem}")
-    from heta_nb.store import ReportStore
+    from heta_nb.store import ReportStore  # it refuses a missing folder, or a file, by name
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

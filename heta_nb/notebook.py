@@ -285,22 +285,6 @@ def sections(obj: Any, *, source: Any = None) -> list[Any]:
     return builder.cells
 
 
-def _input_file(obj: Any) -> Path | None:
-    """The local file a report is read from when ``obj`` names one (for never rewriting it)."""
-    if not isinstance(obj, (str, os.PathLike)) or isinstance(obj, str) and obj.lstrip()[:1] in ("{", "["):
-        return None
-    text = os.fspath(obj)
-    if "://" in text and not text.startswith("file://"):
-        return None
-    try:
-        path = Path(text[len("file://") :] if text.startswith("file://") else text)
-        if path.is_dir():
-            path = path / "report.json"
-        return path.resolve() if path.is_file() else None
-    except (OSError, ValueError):
-        return None
-
-
 def _companion_action(target: Path, data: bytes, report: EvaluationReport, input_file: Path | None) -> str:
     """``"write"``, ``"keep"`` or ``"replace"`` for a companion file; raises for a different report.
 
@@ -358,7 +342,7 @@ def to_notebook(
 
     from heta_nb._atomic import write_atomically
     from heta_nb.comparison import Comparison
-    from heta_nb.model.io import encode_report, load_report
+    from heta_nb.model.io import encode_report, load_report, local_report_file
 
     if path is not None and not overwrite and os.path.lexists(path):
         raise _exists_error(path)
@@ -371,7 +355,7 @@ def to_notebook(
             input_file = None
             source = [name for name, _ in pairs]
         else:
-            input_file = _input_file(obj)
+            input_file = local_report_file(obj)
             obj = load_report(obj)
             pairs = [(f"{stem}.report.json", obj)]
             source = pairs[0][0]

@@ -69,13 +69,38 @@ def load_report(source: ReportSource) -> EvaluationReport:
     )
 
 
+def local_path(location: str | os.PathLike[str]) -> Path | None:
+    """The local path a report location names (``file://`` stripped); None for another URL."""
+    text = os.fspath(location)
+    if text.startswith("file://"):
+        return Path(text[len("file://") :])
+    return None if "://" in text else Path(text)
+
+
+def local_report_file(source: Any) -> Path | None:
+    """The local file :func:`load_report` would read ``source`` from, resolved; else None.
+
+    A folder stands for its ``report.json``; JSON text, URLs, objects and paths that
+    are not files give None. For writers that must never replace their input.
+    """
+    if not isinstance(source, (str, os.PathLike)) or isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+        return None
+    try:
+        path = local_path(source)
+        if path is not None and path.is_dir():
+            path = path / "report.json"
+        return path.resolve() if path is not None and path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
 def _read_location(location: str | os.PathLike[str]) -> bytes:
     text = os.fspath(location)
-    if "://" in text and not text.startswith("file://"):
+    path = local_path(text)
+    if path is None:
         from heta_nb._fs import read_url
 
         return read_url(text)
-    path = Path(text[len("file://") :] if text.startswith("file://") else text)
     try:
         return path.read_bytes()
     except FileNotFoundError:
