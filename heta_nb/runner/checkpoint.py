@@ -153,13 +153,9 @@ def checkpoint_exists(store: ReportStore, knowledge_base_name: str, report_id: s
     """Whether an unfinished run left a checkpoint for this report (lines or parts)."""
     prefix = report_prefix(knowledge_base_name, report_id)
     backend = store._backend
-    if any(True for _ in backend.list_prefix(f"{prefix}/{PARTS_DIR}")):
-        return True
-    try:
-        backend.read(f"{prefix}/{CHECKPOINT_FILE}")
-    except (FileNotFoundError, OSError):
-        return False
-    return True
+    return backend.exists(f"{prefix}/{CHECKPOINT_FILE}") or any(
+        True for _ in backend.list_prefix(f"{prefix}/{PARTS_DIR}")
+    )
 
 
 def _ends_a_line(path: Any, size: int) -> bool:
