@@ -12,7 +12,6 @@ fields are read-only.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from heta_nb.model._json import heta_json_safe
 from heta_nb.model._record import RichDisplay
 from heta_nb.model.report import BenchmarkManifest
+from heta_nb.model.summary import as_float
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -92,9 +92,7 @@ class BenchmarkEvidence:
         """Graded relevance from ``metadata.relevance`` (default 1)."""
         value = self.metadata.get("relevance", 1)
         try:
-            return float(value)
-        except OverflowError:  # an integer beyond the float range
-            return math.inf if value > 0 else -math.inf
+            return as_float(value)  # an integer beyond the float range is an infinity
         except (TypeError, ValueError):
             return 1.0
 

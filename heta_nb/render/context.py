@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport, EvaluationScore
-from heta_nb.model.summary import MetricCollector, MetricSummary, as_float
+from heta_nb.model.summary import MetricCollector, MetricSummary, numeric_value
 from heta_nb.render.env import format_count, format_number
 from heta_nb.render.svg import histogram
 
@@ -283,14 +283,6 @@ def _as_mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _numeric(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        return as_float(value)
-    return None
-
-
 # -- scores and cases ----------------------------------------------------------------
 
 
@@ -305,7 +297,7 @@ def _score_cell(score: Mapping[str, Any] | None, limits: RenderLimits) -> dict[s
         return {
             "text": "skipped",
             "cls": "heta-skip",
-            "title": _short(f"skipped (counted as {format_number(_numeric(value))}): {_brief(reason, 120)}", 200),
+            "title": _short(f"skipped (counted as {format_number(numeric_value(value))}): {_brief(reason, 120)}", 200),
         }
     if isinstance(value, bool):
         return {"text": "✓" if value else "✗", "cls": "heta-true" if value else "heta-false", "title": str(value)}
@@ -586,7 +578,7 @@ def _value_of(result: Mapping[str, Any], metric: str) -> tuple[float | None, boo
     """The numeric value of ``metric`` in one result (None if absent, text or NaN), and if it was skipped."""
     for score in result["scores"]:
         if score["name"] == metric:
-            value = _numeric(score["value"])
+            value = numeric_value(score["value"])
             skipped = _as_mapping(score.get("metadata")).get("skipped") is True
             return (value if value is not None and value == value else None), skipped
     return None, False
