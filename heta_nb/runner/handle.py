@@ -116,25 +116,21 @@ class EvaluationRun(RichDisplay):
     def _wait(self, timeout: float | None) -> EvaluationReport:
         """``Future.result(timeout)``, in slices on the main thread so signal handlers run."""
         future = self._future
-        if threading.current_thread() is not threading.main_thread():
-            try:
-                return future.result(timeout)
-            except concurrent.futures.TimeoutError:
-                if future.done():  # finished meanwhile, or the run itself raised a TimeoutError
-                    return future.result()
-                raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s") from None
+        sliced = threading.current_thread() is threading.main_thread()  # only it runs signal handlers
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            wait = _WAIT_SLICE
-            if deadline is not None:
-                wait = min(wait, deadline - time.monotonic())
-                if wait <= 0 and not future.done():
-                    raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s")
+            wait = None if deadline is None else deadline - time.monotonic()
+            if sliced:
+                wait = _WAIT_SLICE if wait is None else min(wait, _WAIT_SLICE)
+            if wait is not None and wait <= 0 and not future.done():
+                raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s")
             try:
-                return future.result(max(wait, 0.0))
+                return future.result(None if wait is None else max(wait, 0.0))
             except concurrent.futures.TimeoutError:
                 if future.done():  # finished meanwhile, or the run itself raised a TimeoutError
                     return future.result()
+                if not sliced:
+                    raise TimeoutError(f"evaluation {self.report_id!r} still running after {timeout} s") from None
                 # not finished yet: back to the loop, where Python runs pending signal handlers
 
     def __await__(self) -> Generator[Any, None, EvaluationReport]:
