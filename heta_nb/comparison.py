@@ -18,7 +18,8 @@ counted per system in :attr:`Comparison.overlap`:
   paired choice, but it can flatter a system that fails on hard cases, hence a warning);
 * scores marked ``metadata.skipped`` (the evaluator had no gold data; Heta averages them
   in as 0), unless ``include_skipped=True``;
-* text scores and non-finite numbers.
+* text scores (an evaluator error is recorded as ``"error"``), non-finite numbers and
+  missing scores (left out for every system like errors, hence a warning).
 
 The aligned set is the same for every system of a metric, so all rows of a metric share
 ``n`` and the baseline mean. Anything that makes the systems less comparable (different
@@ -31,7 +32,7 @@ metrics) go to :attr:`Comparison.notes`.
 **Statistics.** For each non-baseline system and metric, the per-case deltas
 ``system - baseline`` go to :func:`heta_nb.paired_stats.paired_test`: a two-sided paired
 sign-flip permutation test of "mean delta = 0" (exact when few cases differ), a paired
-bootstrap percentile CI of the mean delta, and win/tie/loss counts (``|delta| <=
+bootstrap expanded-percentile CI of the mean delta, and win/tie/loss counts (``|delta| <=
 tie_tolerance`` counts as a tie; the tolerance changes the counts only). Ties stay in
 ``n`` and the mean; a zero delta flips to itself, so it cannot move the test.
 Every test uses the same ``seed``: a test depends only on its two aligned score arrays
@@ -739,6 +740,15 @@ def _overlap_warnings(overlap: Overlap) -> list[str]:
             f"errored cases are left out for every system (errors: {listed}); "
             "if errors hit hard cases, the comparison flatters the failing system"
         )
+    for metric in overlap.aligned:
+        lacking = [s for s in systems if metric in s.metrics and s.metrics[metric].unscored]
+        if lacking:
+            listed = ", ".join(f"{s.name!r} {s.metrics[metric].unscored} of {s.cases - s.errors}" for s in lacking)
+            out.append(
+                f"answered cases without a numeric {metric!r} score (an evaluator error, text, NaN, infinity "
+                f"or no score) are left out for every system ({listed}); if they are hard cases, "
+                "the comparison flatters that system"
+            )
     for s in systems:
         if s.duplicates:
             out.append(f"{s.name!r} has {s.duplicates} repeated result(s) for the same case; only the first is used")
@@ -1046,7 +1056,8 @@ class Comparison(RichDisplay):
                 ax.hist(d, bins="auto", color=palette[0], alpha=0.75)
             ax.axvline(0.0, color="#888888", linewidth=1, linestyle=":")
             pct = f"{self.confidence * 100:g}%"
-            ax.axvspan(t.ci_low, t.ci_high, color=palette[1], alpha=0.25, label=f"{pct} CI of the mean")
+            if math.isfinite(t.ci_low) and math.isfinite(t.ci_high):
+                ax.axvspan(t.ci_low, t.ci_high, color=palette[1], alpha=0.25, label=f"{pct} CI of the mean")
             ax.axvline(t.mean_diff, color=palette[3], linewidth=2, label=f"mean {t.mean_diff:+.3g}")
             ax.legend(fontsize="small", frameon=False)
         else:
@@ -1091,7 +1102,7 @@ class Comparison(RichDisplay):
                     _num(row["mean"]),
                     _num(row["mean_diff"], sign=True),
                     f"[{_num(row['ci_low'], sign=True)}, {_num(row['ci_high'], sign=True)}]",
-                    _p_text(row["p_adjusted"]),
+                    _p_text(row["p_adjusted"], self.alpha),
                     row["verdict"],
                 )
             )
@@ -1115,18 +1126,35 @@ def _significant(test: PairedTest, alpha: float) -> bool:
     return bool(test.n > 0 and not math.isnan(p) and p < alpha)
 
 
-def _p_text(p: float) -> str:
+def _p_text(p: float, alpha: float | None = None) -> str:
+    """``p`` for display: ``<0.001``, 3 decimals below 0.01, else 2.
+
+    With ``alpha``, digits are added until the shown number lies on the same side of
+    ``alpha`` as ``p`` (0.0496 at alpha 0.05 is ``0.0496``, not ``0.05``), so a verdict
+    never reads "better (p=0.05)" at alpha = 0.05.
+    """
     if math.isnan(p):
         return "n/a"
     if p < 0.001:
         return "<0.001"
-    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+    return _p_digits(p, alpha, 3 if p < 0.01 else 2, "f")
+
+
+def _p_digits(p: float, alpha: float | None, digits: int, kind: str) -> str:
+    """``format(p, f".{digits}{kind}")`` with more digits when rounding crosses ``alpha``."""
+    text = format(p, f".{digits}{kind}")
+    if alpha is None:
+        return text
+    while (float(text) < alpha) != (p < alpha) and digits < 17:
+        digits += 1
+        text = format(p, f".{digits}{kind}")
+    return text
 
 
 def _verdict(test: PairedTest, alpha: float) -> str:
     if test.n == 0:
         return "no aligned cases"
-    p = _p_text(test.p_value_adjusted)
+    p = _p_text(test.p_value_adjusted, alpha)
     p = f"p{p}" if p.startswith("<") else f"p={p}"
     if _significant(test, alpha):
         return f"{'better' if test.mean_diff > 0 else 'worse'} ({p})"

@@ -14,8 +14,17 @@ aligned case by case, through the differences ``d = b - a``:
   drawn and ``p = (count + 1) / (resamples + 1)`` (Phipson & Smyth, 2010), which never
   reports 0 and is a valid p-value. ``|T*|`` within ``1e-9 * sum(|d|)`` of ``|T_obs|``
   counts as a tie (floating-point error), so exactly tied discrete scores are counted.
-* **Effect size**: the mean difference with a paired bootstrap percentile confidence
-  interval (cases resampled with replacement, pairs kept together).
+* **Effect size**: the mean difference with a paired bootstrap *expanded* percentile
+  confidence interval (cases resampled with replacement, pairs kept together). The plain
+  percentile interval is too narrow for small n (its coverage of a nominal 95 % is about
+  83 % at n = 5 and 89 % at n = 10 for normal differences), because the bootstrap
+  distribution has the spread of the plug-in ``s / sqrt(n)`` (ddof 0) and normal tails.
+  Following Hesterberg (2015, "What teachers should know about the bootstrap", §3.5) the
+  percentiles are taken at ``alpha' / 2`` and ``1 - alpha' / 2`` with
+  ``alpha' / 2 = Phi(-sqrt(n / (n - 1)) * t(1 - alpha / 2, n - 1))``, the level at which
+  the percentile interval has the width of the Student-t interval; this restores about
+  95 % at n = 10 and vanishes for large n (``alpha' -> alpha``). With one pair there
+  is no interval (NaN bounds): no spread can be estimated.
 * **Wins / ties / losses**: ``d > tol``, ``|d| <= tol``, ``d < -tol`` with
   ``tol = tie_tolerance``; the tolerance affects these counts only, not the test.
 
@@ -46,6 +55,8 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from heta_nb.stats import expanded_percentile_alpha
+
 __all__ = ["PairedTest", "adjust_holm", "holm", "paired_test"]
 
 _NAN = float("nan")
@@ -73,7 +84,8 @@ class PairedTest:
         mean_a: Mean of ``a`` over those pairs.
         mean_b: Mean of ``b`` over those pairs.
         mean_diff: Mean of ``b - a``.
-        ci_low: Lower bound of the bootstrap percentile CI of ``mean_diff``.
+        ci_low: Lower bound of the bootstrap expanded-percentile CI of ``mean_diff``
+            (NaN below two pairs: one difference says nothing about the spread).
         ci_high: Upper bound of that CI.
         confidence: Confidence level of the CI, e.g. 0.95.
         p_value: Two-sided sign-flip permutation p-value for mean difference = 0.
@@ -154,7 +166,7 @@ def paired_test(
         x, y = x[keep], y[keep]
     d = y - x
     n = int(d.size)
-    boot_desc = f"bootstrap percentile CI, {resamples} resamples"
+    boot_desc = f"bootstrap expanded-percentile CI, {resamples} resamples"
     if n == 0:
         return PairedTest(
             0, _NAN, _NAN, _NAN, _NAN, _NAN, confidence, _NAN, _NAN, 0, 0, 0, resamples, seed_used,
@@ -177,12 +189,15 @@ def paired_test(
         count = sum(results[: len(perm_tasks)])
         p_value = count / (1 << nonzero.size) if exact else (count + 1) / (resamples + 1)
         means = np.concatenate(results[len(perm_tasks) :]) / n
-        alpha = 1.0 - confidence
+        alpha = expanded_percentile_alpha(1.0 - confidence, n)
         low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
         # A resampled mean always lies in [min d, max d]; clip away rounding (constant d).
         lo_d, hi_d = float(d.min()), float(d.max())
         ci_low, ci_high = min(max(float(low), lo_d), hi_d), min(max(float(high), lo_d), hi_d)
         method = f"{perm_desc}; {boot_desc}"
+    if n < 2:  # one difference says nothing about how much the mean could vary
+        ci_low = ci_high = _NAN
+        method += " (one pair: no interval)"
 
     return PairedTest(
         n=n,

@@ -4,8 +4,9 @@ Confidence intervals follow the usual conventions, chosen per kind of score:
 
 * numeric scores (recall, nDCG, F1, latency...): Student-t interval of the mean,
   ``mean ± t(1-α/2, n-1) · s/√n`` with the sample standard deviation ``s`` (ddof=1);
-* boolean scores (answer_contains...): Wilson score interval of the proportion, which
-  keeps sensible coverage near 0 and 1 where the normal (Wald) interval collapses.
+* boolean scores (answer_contains...), and numbers that are all 0 or 1 (hit@K): Wilson
+  score interval of the proportion, which keeps sensible coverage near 0 and 1 where
+  the normal (Wald) and t intervals collapse (to zero width when every value is 1).
 
 With fewer than two values no interval exists and the bounds are NaN. The Student-t
 quantile is computed exactly (inverting the regularized incomplete beta function),
@@ -15,11 +16,13 @@ not approximated; ``tests/test_stats.py`` checks it against SciPy.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 from statistics import NormalDist
 
 __all__ = [
+    "expanded_percentile_alpha",
+    "is_binary",
     "mean",
     "sample_std",
     "student_t_cdf",
@@ -170,6 +173,11 @@ def t_interval(
     return (centre - half, centre + half)
 
 
+def is_binary(values: Iterable[float]) -> bool:
+    """Whether every value is exactly 0 or 1: a proportion's data, given Wilson intervals."""
+    return all(v == 0.0 or v == 1.0 for v in values)
+
+
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of a proportion; (NaN, NaN) when ``n == 0``."""
     if n <= 0:
@@ -182,3 +190,19 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     low = 0.0 if successes <= 0 else max(0.0, centre - half)
     high = 1.0 if successes >= n else min(1.0, centre + half)
     return (low, high)
+
+
+def expanded_percentile_alpha(alpha: float, n: int) -> float:
+    """Two-sided level ``alpha'`` whose bootstrap percentile interval matches Student-t width.
+
+    Hesterberg's *expanded percentile* interval (2015, §3.5): use the percentiles
+    ``alpha' / 2`` and ``1 - alpha' / 2`` of the bootstrap distribution of a mean with
+    ``alpha' / 2 = Phi(-sqrt(n / (n - 1)) * t(1 - alpha / 2, n - 1))``. That undoes the two
+    reasons the plain percentile interval is too narrow for small n: the bootstrap spread
+    is ``s / sqrt(n)`` with ddof 0, and normal instead of t tails. ``alpha`` is returned
+    unchanged for ``n < 2`` (no spread can be estimated).
+    """
+    if n < 2:
+        return alpha
+    z = math.sqrt(n / (n - 1)) * student_t_ppf(1.0 - alpha / 2.0, n - 1)
+    return 2.0 * NormalDist().cdf(-z)

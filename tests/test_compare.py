@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 import warnings
 import zlib
 from dataclasses import replace
@@ -567,15 +566,13 @@ def test_plots() -> None:
     assert c.plot_deltas("answer_contains").patches  # discrete deltas drawn as bars
 
 
-def test_aligning_ten_thousand_cases_is_fast() -> None:
+def test_aligning_ten_thousand_cases() -> None:
+    """Alignment at scale (its speed is measured by benchmarks/compare.py, not here)."""
     reports = [
         EvaluationReport._wrap(fast_report_dict(10_000, seed=i, shift=0.01 * i, report_id=f"r{i}")) for i in range(3)
     ]
-    start = time.perf_counter()
-    c = strict_compare(*reports, resamples=1)  # resamples=1: time the alignment, not the resampling
-    elapsed = time.perf_counter() - start
+    c = strict_compare(*reports, resamples=1)
     assert set(c.overlap.aligned.values()) == {10_000} and len(c.metrics) == 5
-    assert elapsed < 1.0, f"aligning took {elapsed:.2f}s"
 
 
 def test_text_nan_and_duplicate_scores_are_counted_not_compared() -> None:
@@ -586,8 +583,11 @@ def test_text_nan_and_duplicate_scores_are_counted_not_compared() -> None:
     second["case_results"][2]["scores"][0]["value"] = "n/a"
     second["case_results"].append(json.loads(json.dumps(second["case_results"][5])))  # a repeated case
     second["score_summary"] = {}
-    with pytest.warns(HetaComparisonWarning, match="repeated result"):
+    with pytest.warns(HetaComparisonWarning) as caught:
         c = compare(first, EvaluationReport._wrap(second), resamples=500)
+    messages = [str(w.message) for w in caught]
+    assert any("repeated result" in m for m in messages)
+    assert any("left out for every system ('b' 3 of 20)" in m for m in messages)
     sb = c.overlap.systems[1]
     assert sb.metrics["m1"].unscored == 3 and sb.duplicates == 1 and sb.cases == 20
     assert c.overlap.aligned["m1"] == 17 and math.isfinite(c.test("b", "m1").p_value)

@@ -142,7 +142,10 @@ def test_exact_p_matches_scipy_property(values: list[int]) -> None:
     expected = 1.0 if not d.any() else scipy_sign_flip(d)
     assert res.p_value == pytest.approx(expected, abs=1e-12)
     assert 0.0 < res.p_value <= 1.0
-    assert d.min() <= res.ci_low <= res.ci_high <= d.max()
+    if d.size >= 2:
+        assert d.min() <= res.ci_low <= res.ci_high <= d.max()
+    else:  # one pair: no interval
+        assert math.isnan(res.ci_low) and math.isnan(res.ci_high)
 
 
 # --- Monte Carlo permutation p-values ----------------------------------------------------
@@ -332,7 +335,9 @@ def test_single_pair() -> None:
     res = paired_test([0.2], [0.7])
     assert res.n == 1 and res.p_value == 1.0 and res.wins == 1
     assert res.mean_diff == pytest.approx(0.5)
-    assert res.ci_low == res.ci_high == res.mean_diff
+    assert math.isnan(res.ci_low) and math.isnan(res.ci_high) and "one pair: no interval" in res.method
+    zero = paired_test([0.4], [0.4])
+    assert zero.ties == 1 and math.isnan(zero.ci_low) and math.isnan(zero.ci_high)
 
 
 def test_all_differences_zero() -> None:

@@ -32,8 +32,11 @@ def _clip(text: Any, limit: int = QUERY_CHARS) -> str:
 
 def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str, Any]:
     """Plain data for ``comparison.html.j2``."""
+    from heta_nb.comparison import _p_digits
+
     data = comparison.to_context()
     rows = data["rows"]
+    alpha = data["settings"]["alpha"]
     spans = [abs(v) for r in rows for v in (r["ci_low"], r["ci_high"]) if isinstance(v, float) and math.isfinite(v)]
     scale = max(spans) if spans else 1.0
     scale = scale or 1.0
@@ -52,7 +55,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                 "metric": _clip(row["metric"], NAME_CHARS),
                 "diff": _signed(diff),
                 "ci": f"[{_signed(lo)}, {_signed(hi)}]" if finite else "—",
-                "p": "—" if not math.isfinite(row["p_adjusted"]) else f"{row['p_adjusted']:.3g}",
+                "p": "—" if not math.isfinite(row["p_adjusted"]) else _p_digits(row["p_adjusted"], alpha, 3, "g"),
                 "direction": direction,
                 "bar": {
                     "lo": round(60 + 56 * lo / scale, 2),
@@ -114,6 +117,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
         + f"{settings['family_size']} test{'s' if settings['family_size'] != 1 else ''}"
         if settings["correction"] == "holm"
         else "uncorrected",
+        "p_header": "p (adj.)" if settings["correction"] == "holm" else "p",
         "include_skipped": settings["include_skipped"],
         "scale": f"{scale:.3f}",
         "rows": table,
