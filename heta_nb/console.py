@@ -77,6 +77,10 @@ class ConsoleProgress:
         if not self._tty:  # a log file or CI output: fewer, whole lines
             self.min_interval = max(min_interval, 2.0)
         self._width = 0
+        self._logged: tuple[int, int] | None = None
+
+    def _progress_key(self) -> tuple[int, int]:
+        return (self.state.done, self.state.errors)
 
     def __call__(self, event: Event) -> None:
         with self._lock:
@@ -97,7 +101,10 @@ class ConsoleProgress:
             elif isinstance(event, BuildFinished):
                 self._print(f"heta_nb: built {event.knowledge_base_name!r} ({event.status}, {event.seconds:.1f} s)")
             elif kind == "run_finished":
-                self._redraw(force=True)
+                if self.state.started_t is not None and (self._tty or self._logged != self._progress_key()):
+                    # the final figures, unless the run never started (a "0/0 (100%)" line
+                    # would be false) or a log's last line already shows them
+                    self._redraw(force=True)
                 self._end_line()
                 self._print(
                     f"heta_nb: {self.state.status}: {self.state.done:,}/{self.state.total:,} results, "
@@ -116,6 +123,7 @@ class ConsoleProgress:
         self._last = now
         self.redraws += 1
         line = format_state_line(self.state)
+        self._logged = self._progress_key()
         if self._tty:
             padding = " " * max(0, self._width - len(line))
             self.stream.write("\r" + line + padding)

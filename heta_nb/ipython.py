@@ -111,7 +111,7 @@ class HetaMagics(Magics):
         """Display a report from a path, URL or store."""
         if _wants_help(line):
             return _print_help(self.heta_report)
-        args = parse_argstring(self.heta_report, line)
+        args = _parse(self.heta_report, line)
         from heta_nb.errors import HetaNbError
         from heta_nb.locate import resolve_report
 
@@ -127,7 +127,7 @@ class HetaMagics(Magics):
         """List the reports in a store as a table."""
         if _wants_help(line):
             return _print_help(self.heta_runs)
-        args = parse_argstring(self.heta_runs, line)
+        args = _parse(self.heta_runs, line)
         from heta_nb.errors import HetaNbError
         from heta_nb.store import ReportStore
 
@@ -146,7 +146,7 @@ class HetaMagics(Magics):
         """Compare recipes (or modes) with paired statistics."""
         if _wants_help(line):
             return _print_help(self.heta_compare)
-        args = parse_argstring(self.heta_compare, line)
+        args = _parse(self.heta_compare, line)
         from heta_nb.comparison import compare
         from heta_nb.errors import HetaNbError
 
@@ -165,7 +165,7 @@ class HetaMagics(Magics):
         """Export a report or comparison as standalone HTML, a notebook, or sections here."""
         if _wants_help(line):
             return _print_help(self.heta_export)
-        args = parse_argstring(self.heta_export, line)
+        args = _parse(self.heta_export, line)
         from heta_nb.errors import HetaNbError
 
         if not args.output and not args.insert:
@@ -208,6 +208,14 @@ class HetaMagics(Magics):
             code_cells.append(cell.source)
         if code_cells and self.shell is not None:
             self.shell.set_next_input(code_cells[-1], replace=False)
+
+
+def _parse(magic: Any, line: str) -> Any:
+    """``parse_argstring``, with a line that cannot be split (an unclosed quote) a usage error."""
+    try:
+        return parse_argstring(magic, line)
+    except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
+        _error(f"cannot read the arguments {line.strip()!r}: {exc}")
 
 
 def _wants_help(line: str) -> bool:

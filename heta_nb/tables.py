@@ -39,7 +39,9 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
     Columns: ``case_id, query_mode, query, status`` (``ok``/``error``), ``latency_ms,
     error_type, error`` (message), ``n_results, answer, unit`` (benchmark run unit),
     then one column per score name holding the score's value (float for numbers,
-    nullable boolean for bools, text for string scores; missing for errors).
+    nullable boolean for bools, text for string scores; missing for errors, and for a
+    score whose evaluator raised, whose ``"error"`` value is in :func:`scores_frame`).
+    Text columns have pandas' string dtype even when empty or all missing.
     """
     import pandas as pd
 
@@ -60,16 +62,36 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
         columns["answer"].append(response["answer"] if response else None)
         unit = result["metadata"].get("benchmark_run_unit")
         columns["unit"].append(unit if isinstance(unit, str) else None)
-        values = {score["name"]: score["value"] for score in result["scores"]}
+        values = {score["name"]: _cell_value(score) for score in result["scores"]}
         for name in metrics:
             score_columns[name].append(values.get(name))
     frame = pd.DataFrame(columns)
+    text = _text_dtype(pd)
+    for name in _TEXT_CASE_COLUMNS:  # the same dtype with or without rows, with or without values
+        frame[name] = pd.Series(columns[name], dtype=text, index=frame.index)
     frame["latency_ms"] = pd.to_numeric(frame["latency_ms"], errors="coerce").astype("float64")
     frame["n_results"] = frame["n_results"].astype("int64")
     frame["status"] = pd.Categorical(frame["status"], categories=["ok", "error"])
     for name in metrics:
         frame[name] = _score_series(score_columns[name], pd)
     return frame
+
+
+_TEXT_CASE_COLUMNS = ("case_id", "query_mode", "query", "error_type", "error", "answer", "unit")
+
+
+def _text_dtype(pd: Any) -> Any:
+    """The dtype pandas gives a column of strings (``str`` in pandas 3, ``object`` before)."""
+    return pd.Series(["x"]).dtype
+
+
+def _cell_value(score: Any) -> Any:
+    """A score's value for a table cell: an evaluator that raised (value ``"error"`` with
+    ``metadata.error``) has no value, so it does not turn a numeric column into text."""
+    value = score["value"]
+    if value == "error" and isinstance(score["metadata"].get("error"), dict):
+        return None
+    return value
 
 
 def _score_series(values: list[Any], pd: Any) -> Any:
@@ -107,7 +129,10 @@ def scores_frame(report: EvaluationReport) -> pd.DataFrame:
             rows["passed"].append(score["passed"])
             rows["skipped"].append(score["metadata"].get("skipped") is True)
     frame = pd.DataFrame(rows)
-    frame["value"] = frame["value"].astype("object")
+    text = _text_dtype(pd)
+    for name in ("case_id", "query_mode", "metric"):
+        frame[name] = pd.Series(rows[name], dtype=text, index=frame.index)
+    frame["value"] = pd.Series(rows["value"], dtype="object", index=frame.index)
     frame["numeric"] = frame["numeric"].astype("float64")
     frame["kind"] = pd.Categorical(frame["kind"], categories=["bool", "number", "text"])
     frame["passed"] = pd.array(rows["passed"], dtype="boolean")
@@ -173,6 +198,11 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
     frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
     for name in ("n", "cases", "errors", "skipped"):
         frame[name] = frame[name].astype("int64")
+    for name in ("mean", "mean_scored", "std", "ci_low", "ci_high", "min", "max", "heta_summary"):
+        frame[name] = frame[name].astype("float64")
+    text = _text_dtype(pd)
+    for name in ("query_mode", "metric", "kind", "note"):
+        frame[name] = pd.Series(list(frame[name]), dtype=text, index=frame.index)
     frame.attrs["confidence"] = confidence
     return frame
 

@@ -53,6 +53,10 @@ class RunWidget:
 
         self._run = weakref.ref(run) if run is not None else None
         self._lock = threading.Lock()
+        # one flush at a time (the run's thread and the throttle's timer thread both flush),
+        # and a flush that finds the run ended while it drew draws again: a trailing flush
+        # that read an older state can never leave it on screen over the final one
+        self._flush_lock = threading.RLock()
         self.state = RunState()
         self.flushes = 0
         self.show_report = show_report
@@ -108,16 +112,26 @@ class RunWidget:
     # -- drawing --------------------------------------------------------------------
     def flush(self) -> None:
         """Apply the newest state to the widgets (one batched message per widget)."""
+        with self._flush_lock:
+            while True:
+                with self._lock:
+                    state = self.state
+                self._draw(state)
+                with self._lock:
+                    newer = self.state
+                if newer is state or not newer.finished:
+                    return  # a newer running state comes with its own (throttled) flush
+
+    def _draw(self, state: RunState) -> None:
         from heta_nb.render.widget import render_widget_parts
 
-        with self._lock:
-            state = self.state
         parts = render_widget_parts(state)
         total = max(1, state.total)
         bar_style = {"complete": "success", "cancelled": "danger", "failed": "danger"}.get(state.status, "info")
         with self.bar.hold_sync():
             self.bar.max = total
-            self.bar.value = min(state.done, total)
+            # a complete run of no cases is a full bar, not an empty one
+            self.bar.value = total if state.status == "complete" and not state.total else min(state.done, total)
             self.bar.bar_style = bar_style
         for widget, name in (
             (self.title, "title"),

@@ -24,6 +24,7 @@ NAME_CHARS = 80
 MAX_METRICS = 8
 MAX_MODES = 12
 MAX_ERROR_TYPES = 8
+MAX_WARNINGS = 3
 
 
 def _clip(text: str, limit: int = MESSAGE_CHARS) -> str:
@@ -66,7 +67,8 @@ def widget_context(state: RunState) -> dict[str, Any]:
         "errors": state.errors,
         "resumed": state.resumed,
         "error": _clip(state.error) if state.error else None,
-        "warnings": [_clip(w) for w in state.warnings[-3:]],
+        "warnings": [_clip(w) for w in state.warnings[-MAX_WARNINGS:]],
+        "warnings_more": max(0, len(state.warnings) - MAX_WARNINGS),
         "steps": [
             {"name": _name(name), "status": status, "icon": _ICONS.get(status, "·")}
             for name, status in state.build_steps[:40]

@@ -567,6 +567,9 @@ def reduce(state: RunState, event: Event) -> RunState:
             error=event.error,
             report_key=event.report_key,
             total=event.total,
+            # The run's own totals: a display that missed events (one attached late) catches up.
+            done=max(state.done, event.done),
+            errors=max(state.errors, event.errors),
             last_t=max(state.last_t, event.t),
         )
     return state
