@@ -10,7 +10,14 @@ Heta's evidence matching has traps (spec section 4.1) that silently give 0.0:
   points at another document than the reference id is what counts;
 * a locator that points outside this benchmark's raw keys never matches a KB built by
   the runner;
-* evidence with both a locator and text must match within one chunk.
+* evidence with both a locator and text must match within one chunk;
+* Heta's own ``beir_*`` metrics (``BeirRetrievalMetric``) judge only evidence with a
+  ``reference_id`` (and relevance > 0); heta_nb's document metrics also judge a raw-key
+  locator. Evidence that gives the chosen metrics no judgement is skipped (0.0).
+
+Each trap is reported only when an evaluator that it affects is chosen, and only for
+evidence that cannot match: a reference id that is a Heta id (``doc_<sha16>``,
+``chunk_<hex>``) or a raw key, and a prefix that covers the whole benchmark, can.
 
 Cases without gold data are also reported: their scores are "skipped" zeros that
 Heta averages in.
@@ -26,6 +33,7 @@ from typing import Any
 __all__ = ["LintIssue", "lint_benchmark"]
 
 _HETA_PARSED_ID = re.compile(r"^doc_[0-9a-f]{16}$")
+_HETA_RESULT_ID = re.compile(r"^(doc|chunk)_[0-9a-f]+$")
 _DOCUMENT_METRIC = re.compile(r"^(beir_)?(recall|precision|hit|success|mrr|rr|ndcg|map)@\d+$")
 
 
@@ -55,6 +63,39 @@ def _names(evaluators: Iterable[Any]) -> list[str]:
     return names
 
 
+def _is_heta_beir(evaluator: Any) -> bool:
+    """Heta's own ``BeirRetrievalMetric`` (its judgements come from reference ids only)."""
+    module = getattr(type(evaluator), "__module__", "") or ""
+    return module.startswith("heta_framework") and not isinstance(evaluator, str)
+
+
+def _heta_qrels(case: Any) -> bool:
+    """Whether Heta's ``BeirRetrievalMetric`` finds any judgement in the case (its ``_qrels``)."""
+    for item in case.expected.evidence:
+        if not item.reference_id:
+            continue
+        relevance = dict(item.metadata or {}).get("relevance", 1)
+        try:
+            value = int(relevance)
+        except (TypeError, ValueError):
+            value = 1
+        if value > 0:
+            return True
+    return False
+
+
+def _nb_qrels(case: Any, integer: bool) -> bool:
+    """Whether heta_nb's document metrics find any judgement in the case."""
+    from heta_nb.evaluators.documents import judgements
+
+    return bool(judgements(case, integer=integer))
+
+
+def _names_each(evaluators: Sequence[Any]) -> list[str]:
+    """One name per evaluator ("" when it has none), aligned with ``evaluators``."""
+    return [(_names([e]) or [""])[0] for e in evaluators]
+
+
 def _examples(ids: Sequence[str]) -> str:
     shown = ", ".join(ids[:5])
     return f"{shown}{', ...' if len(ids) > 5 else ''}"
@@ -71,9 +112,18 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
     Returns:
         One :class:`LintIssue` per kind of problem found (empty when all is well).
     """
+    evaluators = list(evaluators)
     names = _names(evaluators)
     evidence_recall = any(n.startswith("evidence_recall@") for n in names)
-    document_metrics = any(_DOCUMENT_METRIC.match(n) for n in names)
+    heta_beir = any(_is_heta_beir(e) and n.startswith("beir_") for e, n in zip(evaluators, _names_each(evaluators)))
+    nb_document = [
+        n
+        for e, n in zip(evaluators, _names_each(evaluators))
+        if n and _DOCUMENT_METRIC.match(n) and not (_is_heta_beir(e) and n.startswith("beir_"))
+    ]
+    document_metrics = heta_beir or bool(nb_document)
+    nb_integer = any(n.startswith("beir_") for n in nb_document)
+    nb_float = any(not n.startswith("beir_") for n in nb_document)
     answer_metrics = any(n.startswith("answer_") for n in names)
     prefix = f"raw/benchmarks/{manifest.name}/{manifest.split}/" if manifest is not None else None
     found: dict[str, list[str]] = {}
@@ -83,38 +133,57 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
         if not ids or ids[-1] != case_id:
             ids.append(case_id)
 
+    def foreign(locator: dict[str, Any]) -> bool:
+        if prefix is None:
+            return False
+        for key in ("source_key", "object_key", "source_key_prefix"):
+            if key not in locator:
+                continue
+            value = str(locator[key])
+            if value.startswith(prefix) or (key == "source_key_prefix" and prefix.startswith(value)):
+                continue
+            return True
+        return False
+
     for case in cases:
         evidence = tuple(case.expected.evidence)
         if not evidence and (evidence_recall or document_metrics):
             note("no_evidence", case.case_id)
         if not tuple(case.expected.answers) and answer_metrics:
             note("no_answers", case.case_id)
-        has_reference = False
         for item in evidence:
             locator = dict(item.locator or {})
             reference = item.reference_id
-            has_reference = has_reference or bool(reference)
+            # the locator is read by evidence_recall, and by heta_nb's document metrics without a reference id
+            locator_read = evidence_recall or (bool(nb_document) and not reference)
             if evidence_recall:
                 document_id = locator.get("document_id")
                 if document_id is not None and not _HETA_PARSED_ID.match(str(document_id)):
                     note("locator_document_id", case.case_id)
-                if reference and not locator and not item.text and "/" not in reference:
+                if (
+                    reference
+                    and not locator
+                    and not item.text
+                    and "/" not in reference
+                    and not _HETA_RESULT_ID.match(reference)
+                ):
                     note("bare_reference_id", case.case_id)
                 if locator and item.text:
                     note("locator_and_text", case.case_id)
-            keys = [str(locator[k]) for k in ("source_key", "object_key", "source_key_prefix") if k in locator]
-            if prefix is not None:
-                for key in keys:
-                    if not key.startswith(prefix):
-                        note("foreign_locator", case.case_id)
-                    elif reference and key[len(prefix) :].split("/", 1)[0] not in ("", reference):
+            if locator_read and foreign(locator):
+                note("foreign_locator", case.case_id)
+            if document_metrics and reference and prefix is not None:
+                for key in ("source_key", "object_key", "source_key_prefix"):
+                    value = str(locator.get(key, ""))
+                    if value.startswith(prefix) and value[len(prefix) :].split("/", 1)[0] not in ("", reference):
                         note("reference_locator_mismatch", case.case_id)
-        if evidence and document_metrics and not has_reference:
-            if not any(
-                str(dict(i.locator or {}).get(k, "")).startswith("raw/benchmarks/")
-                for i in evidence
-                for k in ("source_key", "source_key_prefix")
-            ):
+        if evidence and document_metrics:
+            judged = [_heta_qrels(case)] if heta_beir else []
+            if nb_integer:
+                judged.append(_nb_qrels(case, True))
+            if nb_float:
+                judged.append(_nb_qrels(case, False))
+            if not all(judged):
                 note("no_document_ids", case.case_id)
 
     messages = {
@@ -128,9 +197,11 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
         "foreign_locator": f"evidence locators point outside this benchmark's raw keys ({prefix}...); they never "
         "match a KB built from this benchmark",
         "reference_locator_mismatch": "evidence reference_id and locator name different documents; "
-        "evidence_recall ignores the reference_id when a locator is set, document metrics use the reference_id",
-        "no_document_ids": "evidence has neither reference ids nor raw-key locators, so document-level metrics "
-        "have no judgements and skip these cases",
+        "document metrics judge the reference_id's document (which may not be a document at all), while "
+        "evidence_recall ignores the reference_id when a locator is set",
+        "no_document_ids": "evidence gives the document-level metrics no relevance judgement (Heta's beir_* "
+        "metrics read only reference_id items with relevance > 0; heta_nb's also raw-key locators), so they "
+        "skip these cases (0.0)",
         "no_evidence": "cases have no expected evidence: retrieval metrics score them 0.0 (skipped), which Heta's "
         "summary averages in",
         "no_answers": "cases have no expected answers: answer metrics score them False/0.0 (skipped), which "

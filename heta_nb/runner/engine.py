@@ -323,6 +323,12 @@ class Engine:
         """Hand an event to the subscribers (their failures never stop the run)."""
         self._emit_to(event)
 
+    def _builder_event(self, event: Event) -> None:
+        """An event of the recipe builder: its warnings are kept in the report, as the runner's are."""
+        if isinstance(event, RunWarning):
+            self._warnings.append(event.message)
+        self.emit(event)
+
     def warn(self, code: str, message: str) -> None:
         """Record and emit a warning."""
         self._warnings.append(message)
@@ -440,7 +446,7 @@ class Engine:
             from heta_nb.runner.recipe import RecipeBuilder
 
             self.builder = RecipeBuilder(
-                c.recipe, emit=self.emit, clock=self.now, query_engines=c.query_engines, reuse=c.reuse_kb
+                c.recipe, emit=self._builder_event, clock=self.now, query_engines=c.query_engines, reuse=c.reuse_kb
             )
             self.builder.raw_keys(self.manifest, source.documents)  # refuse unsafe keys before any write
         # resume: take over finished results from the checkpoint
@@ -572,7 +578,8 @@ class Engine:
             kb = await self.builder.build(unit=unit, name=kb_name, document_keys=keys)
             adapter = KnowledgeBaseAdapter(kb, threads=c.concurrency)
             available = adapter.available_modes
-            if available is not None:
+            if available is not None and str(getattr(getattr(kb, "run_record", None), "status", "")) != "failed":
+                # (a failed build has no modes at all; its build_failed warning says why)
                 missing = [m for m in self.modes if m not in available]
                 if missing:
                     self.warn(

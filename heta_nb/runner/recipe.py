@@ -9,18 +9,35 @@ Heta's run state (Heta itself reports nothing until the build returns).
 
 A KB name that already finished building in the store is reused (loaded, status
 ``reused``) when ``reuse=True``, which is what makes a resumed run or a re-run work;
-Heta's runner fails with ``KnowledgeBaseAlreadyExistsError`` there.
+Heta's runner fails with ``KnowledgeBaseAlreadyExistsError`` there. Reuse is checked:
+a KB that was built by a different recipe is refused (its results would be reported
+under this recipe's manifest), and a KB whose search assets are gone from this
+recipe's stores (an in-memory text index starts empty in a new process, or with a
+new recipe object) is built again, with a ``kb_rebuilt`` warning, instead of failing
+every query.
+
+Isolation is Heta's: ``ParseDocuments`` reads all of ``raw/`` and a shared text index
+keeps earlier units' chunks, so with several run units each KB also searches the
+documents of the units before it (spec section 5.5). heta_nb builds exactly as
+Heta does, so the numbers match Heta's reports, and says so with a
+``unit_contamination`` warning. A build that fails leaves a KB whose queries fail
+with Heta's missing-asset ``LookupError``; the ``build_failed`` warning (kept in the
+report's ``metadata.heta_nb.warnings``) names the step that failed and why.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import time
+import uuid
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from heta_nb._optional import require
+from heta_nb.model._json import heta_json_safe
 from heta_nb.runner.events import BuildFinished, BuildStarted, BuildStep, Event, RunWarning
 
 __all__ = ["RecipeBuilder", "unit_knowledge_base_name"]
@@ -100,6 +117,8 @@ class RecipeBuilder:
         if self.objects is None or not all(callable(getattr(self.objects, n, None)) for n in needed):
             raise TypeError("recipe.stores.objects must be a Heta ObjectStore (async put/get/exists/list)")
         self.knowledge_bases: list[Any] = []
+        self._benchmark_keys: frozenset[str] | None = None
+        self._warned_units = False
 
     def recipe_manifest(self) -> dict[str, Any]:
         """``recipe.manifest().to_dict()``."""
@@ -107,6 +126,7 @@ class RecipeBuilder:
 
     async def check_contamination(self, benchmark_keys: Sequence[str]) -> None:
         """Warn when ``raw/`` already holds objects that Heta's ParseDocuments would ingest."""
+        self._benchmark_keys = frozenset(benchmark_keys)
         try:
             existing = await self.objects.list("raw")
         except Exception:  # noqa: BLE001 - listing is best effort
@@ -135,6 +155,9 @@ class RecipeBuilder:
         alias a folder is refused here, before anything is written (Heta's runner
         writes such keys, or fails half-way through).
         """
+        if not documents:
+            # Heta's runner refuses this too; building would index whatever raw/ holds
+            raise ValueError("benchmark produced no documents: a recipe needs the benchmark's documents to build a KB")
         keys = [document.raw_key(manifest) for document in documents]
         for key in keys:
             parts = key.split("/")
@@ -187,11 +210,14 @@ class RecipeBuilder:
 
         class ProgressBuilder(base_builder):  # type: ignore[misc, valid-type]
             async def build(self, recipe: Any, *, run_state: Any = None, **kwargs: Any) -> Any:
-                proxy = _StateProxy(run_state, report) if run_state is not None else None
-                return await super().build(recipe, run_state=proxy, **kwargs)
+                if run_state is None:  # a rebuild: an in-memory state, so the steps are reported too
+                    state_module = require("heta_framework.kb.state", extra="heta", purpose="building a KB")
+                    run_state = state_module.RecipeRunState.start(run_id=f"run_{uuid.uuid4().hex}", started_at=_now())
+                return await super().build(recipe, run_state=_StateProxy(run_state, report), **kwargs)
 
         config = builder_module.KnowledgeBaseBuilderConfig(skip_succeeded_steps=True)
         artifacts = {"benchmark_document_keys": tuple(document_keys), "source_keys": tuple(document_keys)}
+        others = await self._other_units_documents(document_keys)
         try:
             kb = await kb_module.KnowledgeBase.create(
                 recipe=self.recipe, name=name, initial_artifacts=artifacts, builder=ProgressBuilder(config)
@@ -201,9 +227,48 @@ class RecipeBuilder:
             if not self.reuse:
                 raise
             kb = await kb_module.KnowledgeBase.load(recipe=self.recipe, name=name)
-            status = "reused"
+            await self._check_recipe(name)
+            missing = await self._missing_assets(kb)
+            if missing:
+                self.emit(
+                    RunWarning(
+                        code="kb_rebuilt",
+                        message=(
+                            f"knowledge base {name!r} finished building in this store before, but its search "
+                            f"asset(s) {', '.join(missing)} are not in this recipe's stores (an in-memory store "
+                            "starts empty in a new process or recipe object); it is built again"
+                        ),
+                        t=self.clock(),
+                    )
+                )
+                rebuilder = ProgressBuilder(builder_module.KnowledgeBaseBuilderConfig(skip_succeeded_steps=False))
+                result = await rebuilder.build(self.recipe, initial_artifacts=artifacts)
+                kb = dataclasses.replace(kb, run_record=result.record, updated_at=_now())
+                status = str(kb.run_record.status)
+            else:
+                status = "reused"
         if self.query_engines is not None:
             kb = _with_query_engines(kb, self.query_engines)
+        if others and status != "reused" and not self._warned_units:
+            self._warned_units = True
+            shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
+            self.emit(
+                RunWarning(
+                    code="unit_contamination",
+                    message=(
+                        f"run unit {unit_id!r}: its KB {name!r} also reads {len(others)} document(s) of other run "
+                        f"units ({shown}): Heta's ParseDocuments reads all of raw/ and a shared text index keeps "
+                        "earlier units' chunks, so each unit's KB searches the units before it too. heta_nb builds "
+                        "as Heta's BenchmarkRunner does (same numbers); for isolated units, evaluate each unit "
+                        "with its own recipe and fresh stores"
+                    ),
+                    t=self.clock(),
+                )
+            )
+        failure = None
+        if status == "failed":
+            failed = [r for r in kb.run_record.step_records if r.status == "failed"]
+            failure = f"step {failed[0].step_name!r} failed: {failed[0].error}" if failed else "a step failed"
         self.knowledge_bases.append(kb)
         self.emit(
             BuildFinished(
@@ -214,17 +279,67 @@ class RecipeBuilder:
                 t=self.clock(),
             )
         )
-        if status == "failed":
-            failed = [r for r in kb.run_record.step_records if r.status == "failed"]
-            detail = f": {failed[0].step_name}: {failed[0].error}" if failed else ""
+        if failure is not None:
             self.emit(
                 RunWarning(
                     code="build_failed",
-                    message=f"building {name!r} failed{detail}; its queries will fail with missing assets",
+                    message=f"building {name!r} failed: {failure}; its queries will fail with missing assets",
                     t=self.clock(),
                 )
             )
         return kb
+
+    async def _other_units_documents(self, document_keys: Sequence[str]) -> list[str]:
+        """Benchmark documents of other run units that ``raw/`` already holds (Heta's KB reads them too)."""
+        if not self._benchmark_keys or self._warned_units:
+            return []
+        others = self._benchmark_keys.difference(document_keys)
+        if not others:
+            return []
+        try:
+            existing = await self.objects.list("raw")
+        except Exception:  # noqa: BLE001 - listing is best effort
+            return []
+        return sorted(info.key for info in existing if getattr(info, "key", None) in others)
+
+    async def _check_recipe(self, name: str) -> None:
+        """Refuse to reuse a KB that the store says was built by another recipe."""
+        runtime = require("heta_framework.kb.runtime", extra="heta", purpose="building a KB from a recipe")
+        try:
+            stored = json.loads(await self.objects.get(runtime.KnowledgeBaseRuntime(name).manifest_key))["recipe"]
+        except Exception:  # noqa: BLE001 - load() read it already; nothing to compare with
+            return
+        current = heta_json_safe(dict(self.recipe.manifest().to_dict()))
+        if heta_json_safe(stored) != current:
+            differs = sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
+            raise ValueError(
+                f"knowledge base {name!r} already exists in this store, built by a different recipe "
+                f"(its recipe manifest differs in {', '.join(differs)}); reusing it would report its results "
+                "under this recipe. Pass another knowledge_base_name, or use a fresh object store"
+            )
+
+    async def _missing_assets(self, kb: Any) -> list[str]:
+        """The KB's search assets whose store in this recipe does not hold them (by ``count``)."""
+        steps = require("heta_framework.kb.steps", extra="heta", purpose="building a KB from a recipe")
+        missing = []
+        for asset in tuple(kb.run_record.capabilities.search_assets):
+            store_key = getattr(asset, "store", None)
+            if not store_key:
+                continue
+            parts = str(store_key).split(".")
+            try:
+                ref = steps.ComponentRef(*parts) if len(parts) in (2, 3) else None
+                component = self.recipe.get_component(ref) if ref is not None else None
+            except Exception:  # noqa: BLE001 - a component this check cannot resolve
+                continue
+            count = getattr(component, "count", None)
+            if not callable(count):
+                continue
+            try:
+                await count(asset.name)
+            except Exception:  # noqa: BLE001 - the index or collection does not exist
+                missing.append(f"{asset.name} ({store_key})")
+        return missing
 
     def knowledge_base_manifest(self) -> dict[str, Any]:
         """Heta's shape: one manifest, or ``{"knowledge_bases": [...]}`` for several units."""
@@ -247,6 +362,10 @@ def _with_query_engines(kb: Any, registry: Any) -> Any:
         metadata=kb.metadata,
         query_engines=registry,
     )
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
 
 
 def _document_bytes(document: Any) -> bytes:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from heta_nb.benchmark.types import CORPUS_UNIT, Benchmark
+from heta_nb.benchmark.types import Benchmark
 from heta_nb.model.report import BenchmarkManifest
 
 __all__ = ["BenchmarkSource", "load_source"]
@@ -112,9 +112,11 @@ async def load_source(benchmark: Any, *, workspace: Any = None) -> BenchmarkSour
     prepared = await benchmark.prepare(_workspace(workspace))
     documents = tuple([d async for d in benchmark.documents(prepared)])
     cases = tuple([c async for c in benchmark.cases(prepared)])
-    units = tuple([u async for u in benchmark.run_units(prepared)]) or (CORPUS_UNIT,)
+    units = tuple([u async for u in benchmark.run_units(prepared)])
     if not cases:
         raise ValueError("benchmark produced no cases")
+    if not units:  # Heta's runner refuses it too (a corpus unit would be a guess)
+        raise ValueError("benchmark produced no run units (yield BenchmarkRunUnit(unit_id='corpus') for one corpus)")
     _unique("document_id", [d.document_id for d in documents])
     _unique("case_id", [c.case_id for c in cases])
     _unique("unit_id", [u.unit_id for u in units])
