@@ -10,8 +10,8 @@ Conventions shared by every table (and by :mod:`heta_nb.plots`):
 * Errored case results have no scores at all; they are counted (``errors``), never
   averaged.
 * Quantiles use linear interpolation (numpy's and pandas' default); standard deviations
-  are sample ones (ddof=1); intervals are Student-t for numbers (clipped to [0, 1] when
-  every value lies there) and Wilson for booleans, exactly as in
+  are sample ones (ddof=1); intervals are Wilson for booleans and for numbers that are
+  all 0 or 1, else Student-t (clipped to [0, 1] when every value lies there), exactly as in
   :func:`heta_nb.model.summary.summarize_metrics`.
 """
 
@@ -113,9 +113,9 @@ def metric_kind(report: EvaluationReport, metric: str) -> str:
 
 
 def interval(values: Sequence[float], kind: str, confidence: float) -> tuple[float, float]:
-    """The confidence interval of the mean of ``values``: Wilson for bools, else Student-t
-    (clipped to [0, 1] when every value lies there)."""
-    if kind == "bool":
+    """The confidence interval of the mean of ``values``: Wilson for bools and for numbers
+    that are all 0 or 1, else Student-t (clipped to [0, 1] when every value lies there)."""
+    if kind == "bool" or (values and stats.is_binary(values)):
         return stats.wilson_interval(int(round(sum(values))), len(values), confidence)
     low, high = stats.t_interval(values, confidence)
     if values and all(0.0 <= v <= 1.0 for v in values):
@@ -266,8 +266,8 @@ def label_breakdown(
     Returns:
         Indexed by ``(<label>, mode, metric)``; label values sorted, cases without the
         label grouped under ``"(none)"``. Columns: ``cases`` (benchmark cases with this
-        value), ``n``, ``mean``, ``ci_low``, ``ci_high`` (Student-t for numbers, Wilson
-        for bools), ``skipped``, ``errors`` (results of the mode that errored), and
+        value), ``n``, ``mean``, ``ci_low``, ``ci_high`` (Wilson for bools and 0/1
+        numbers, else Student-t), ``skipped``, ``errors`` (results of the mode that errored), and
         ``cases_missing_from_report`` (cases with no result in the mode) when any are.
         ``attrs["cases_not_in_benchmark"]`` lists report case ids the benchmark lacks.
 

@@ -148,6 +148,7 @@ SUMMARY_COLUMNS = (
     "n",
     "cases",
     "errors",
+    "evaluator_errors",
     "skipped",
     "mean_scored",
     "std",
@@ -165,9 +166,11 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
 
     ``mean`` uses Heta's semantics, so it equals the report's ``score_summary`` entry
     (shown beside it as ``heta_summary``). What that number hides is made visible:
-    ``n`` values averaged, ``cases`` of the mode, ``errors`` (dropped by Heta),
+    ``n`` values averaged, ``cases`` of the mode, ``errors`` (dropped by Heta), ``evaluator_errors``
+    (scores whose evaluator raised, left out of ``n``),
     ``skipped`` (averaged in by Heta as 0), ``mean_scored`` (skipped left out),
-    ``std``, the ``ci_low``/``ci_high`` interval (Student-t, or Wilson for booleans)
+    ``std``, the ``ci_low``/``ci_high`` interval (Wilson for booleans and 0/1 numbers,
+    else Student-t)
     and a plain-words ``note`` wherever Heta's number would mislead.
     """
     import pandas as pd
@@ -184,6 +187,7 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
                 "n": item.n,
                 "cases": item.cases,
                 "errors": item.errors,
+                "evaluator_errors": item.evaluator_errors,
                 "skipped": item.skipped,
                 "mean_scored": item.mean_scored,
                 "std": item.std,
@@ -196,7 +200,7 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
             }
         )
     frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
-    for name in ("n", "cases", "errors", "skipped"):
+    for name in ("n", "cases", "errors", "evaluator_errors", "skipped"):
         frame[name] = frame[name].astype("int64")
     for name in ("mean", "mean_scored", "std", "ci_low", "ci_high", "min", "max", "heta_summary"):
         frame[name] = frame[name].astype("float64")

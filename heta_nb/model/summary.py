@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from heta_nb import stats
@@ -114,8 +114,9 @@ class MetricSummary:
 
     ``mean`` is Heta's number (skipped scores averaged in as 0, errors left out), so it
     equals the report's ``score_summary`` entry. ``mean_scored`` leaves skipped scores
-    out. The interval is Student-t for numeric scores (clipped to [0, 1] when every
-    value lies there) and Wilson for boolean ones; NaN bounds mean "not enough data".
+    out. The interval is Wilson for boolean scores and for numbers that are all 0 or 1
+    (proportions), else Student-t (clipped to [0, 1] when every value lies there); NaN
+    bounds mean "not enough data".
     """
 
     mode: str
@@ -138,6 +139,8 @@ class MetricSummary:
     maximum: float
     confidence: float
     values: tuple[float, ...]
+    evaluator_errors: int = 0
+    """Scores of this metric whose evaluator raised (value ``"error"``): not in ``n``."""
 
     @property
     def key(self) -> str:
@@ -157,7 +160,11 @@ class MetricSummary:
             parts.append(f"{self.errors} errored case{'s' if self.errors != 1 else ''} not counted")
         if self.skipped:
             parts.append(f"{self.skipped} skipped score{'s' if self.skipped != 1 else ''} averaged in as 0")
-        other = self.missing - self.errors
+        if self.evaluator_errors:
+            parts.append(
+                f"{self.evaluator_errors} evaluator error{'s' if self.evaluator_errors != 1 else ''} not counted"
+            )
+        other = self.missing - self.errors - self.evaluator_errors
         if other > 0:
             parts.append(f"{other} case{'s' if other != 1 else ''} without this score")
         return "; ".join(parts)
@@ -191,7 +198,8 @@ class MetricCollector:
         """Score names in first-seen order (the report's ``metric_names``)."""
         self.cases: dict[str, int] = dict.fromkeys(self.modes, 0)
         self.errors: dict[str, int] = dict.fromkeys(self.modes, 0)
-        # mode -> score name -> [values, has a non-bool number, skipped positions or None]
+        # mode -> score name -> [values, has a non-bool number, skipped positions or None,
+        #                        scores whose evaluator raised]
         self._series: dict[str, dict[str, list[Any]]] = {}
 
     def _mode(self, mode: str) -> dict[str, list[Any]]:
@@ -217,7 +225,7 @@ class MetricCollector:
             kind = type(value)
             entry = series.get(score["name"])
             if entry is None:
-                entry = series[score["name"]] = [array("d"), False, None]
+                entry = series[score["name"]] = [array("d"), False, None, 0]
                 self.metrics.setdefault(score["name"], None)
             if kind is float:
                 entry[1] = True
@@ -229,6 +237,8 @@ class MetricCollector:
             else:
                 numeric = numeric_value(value)
                 if numeric is None:  # text: counted by name only
+                    if value == "error" and isinstance(score["metadata"].get("error"), Mapping):
+                        entry[3] += 1
                     continue
                 if not isinstance(value, bool):
                     entry[1] = True
@@ -260,10 +270,11 @@ class MetricCollector:
                 entry = series.get(metric)
                 if entry is None:
                     continue
-                nums, plain, skips = entry
-                summaries.append(
-                    _summary(mode, metric, nums, plain, skips or (), self.cases[mode], self.errors[mode], confidence)
+                nums, plain, skips, failed = entry
+                summary = _summary(
+                    mode, metric, nums, plain, skips or (), self.cases[mode], self.errors[mode], confidence
                 )
+                summaries.append(replace(summary, evaluator_errors=failed) if failed else summary)
         return summaries
 
 
@@ -311,7 +322,9 @@ def _summary(
     except (OverflowError, ValueError):
         centre = None  # the stats functions handle these cases themselves
     std = stats.sample_std(nums, centre=centre)
-    if kind == "bool":
+    if kind == "bool" or (finite is nums and 0.0 <= minimum and maximum <= 1.0 and stats.is_binary(nums)):
+        # Booleans, and numbers that are all 0 or 1 (hit@K, a recall with one relevant
+        # document): a proportion, whose t interval has zero width at 0 % or 100 %.
         ci = stats.wilson_interval(int(total), n, confidence)
     else:
         ci = stats.t_interval(nums, confidence, std=std, centre=centre)

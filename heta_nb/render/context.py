@@ -829,7 +829,9 @@ def _summary(
             skipped += s.skipped
             label = f"{_short(metric, 40)} in {_short(mode, 40)}"
             if s.kind == "text":
-                cells.append({"text": True, "title": "text values, no mean"})
+                failed = s.evaluator_errors
+                title = f"{failed:,} evaluator error{'s' if failed != 1 else ''}, no mean" if failed else ""
+                cells.append({"text": True, "title": title or "text values, no mean"})
                 continue
             note = s.note
             heta = stored.get(s.key)
