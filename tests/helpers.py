@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +41,66 @@ def heta_jsonl_benchmark(*evaluators: object):  # noqa: ANN201 - a Heta JsonlBen
         cases_jsonl=FIXTURES / "cases.jsonl",
         evaluator_list=evaluators or (EvidenceRecallAtK(k=3),),
     )
+
+
+class UnitsBenchmark:
+    """A Heta BenchmarkProtocol object: ``inner``'s documents, cases and evaluators, with the given run units."""
+
+    def __init__(self, inner: Any, units: tuple[Any, ...]) -> None:
+        self.inner = inner
+        self.units = units
+
+    @property
+    def manifest(self) -> Any:
+        return self.inner.manifest
+
+    def resources(self) -> Any:
+        return self.inner.resources()
+
+    async def prepare(self, workspace: Any) -> Any:
+        return await self.inner.prepare(workspace)
+
+    def documents(self, prepared: Any) -> Any:
+        return self.inner.documents(prepared)
+
+    def cases(self, prepared: Any) -> Any:
+        return self.inner.cases(prepared)
+
+    async def run_units(self, prepared: Any) -> Any:
+        for unit in self.units:
+            yield unit
+
+    def evaluators(self) -> Any:
+        return self.inner.evaluators()
+
+
+def report_dict(results: list[dict[str, Any]], *, report_id: str, modes: Any, benchmark: str) -> dict[str, Any]:
+    """A report.json dict in Heta's schema around ``results`` (their score_summary computed as Heta does)."""
+    from heta_nb.model.report import EvaluationCaseResult
+    from heta_nb.model.summary import heta_score_summary
+
+    return {
+        "schema_version": "1",
+        "report_id": report_id,
+        "report_key": None,
+        "benchmark": {
+            "name": benchmark,
+            "version": "1",
+            "split": "test",
+            "task_type": "qa",
+            "build_scope": "corpus",
+            "homepage": None,
+            "license": None,
+            "citation": None,
+            "metadata": {},
+        },
+        "knowledge_base_name": "kb",
+        "knowledge_base_manifest": {},
+        "recipe_manifest": {},
+        "query_modes": list(modes),
+        "score_summary": heta_score_summary(EvaluationCaseResult._wrap(r) for r in results),
+        "case_results": results,
+        "started_at": "2026-01-01T00:00:00+00:00",
+        "finished_at": "2026-01-01T00:01:00+00:00",
+        "metadata": {},
+    }

@@ -12,14 +12,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, report_dict
 from scipy import stats
 
 import heta_nb
 import heta_nb.demo
 from heta_nb.comparison import SUMMARY_COLUMNS, Comparison, HetaComparisonWarning, compare
-from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
-from heta_nb.model.summary import heta_score_summary
+from heta_nb.model.report import EvaluationReport
 from heta_nb.paired_stats import PairedTest, holm, paired_test
 from heta_nb.testing import synthetic_report, synthetic_report_dict
 
@@ -109,31 +108,7 @@ def fast_report_dict(
                     "metadata": {"benchmark_run_unit": "corpus", "knowledge_base_name": "kb"},
                 }
             )
-    return {
-        "schema_version": "1",
-        "report_id": report_id,
-        "report_key": None,
-        "benchmark": {
-            "name": "fast",
-            "version": "1",
-            "split": "test",
-            "task_type": "qa",
-            "build_scope": "corpus",
-            "homepage": None,
-            "license": None,
-            "citation": None,
-            "metadata": {},
-        },
-        "knowledge_base_name": "kb",
-        "knowledge_base_manifest": {},
-        "recipe_manifest": {},
-        "query_modes": list(modes),
-        "score_summary": heta_score_summary(EvaluationCaseResult._wrap(r) for r in results),
-        "case_results": results,
-        "started_at": "2026-01-01T00:00:00+00:00",
-        "finished_at": "2026-01-01T00:01:00+00:00",
-        "metadata": {},
-    }
+    return report_dict(results, report_id=report_id, modes=modes, benchmark="fast")
 
 
 # --- real runs on the demo benchmark ---------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, heta_jsonl_benchmark, heta_recipe, requires_heta
+from helpers import FIXTURES, UnitsBenchmark, heta_jsonl_benchmark, heta_recipe, requires_heta
 
 import heta_nb
 from heta_nb.benchmark.lint import lint_benchmark
@@ -31,35 +31,11 @@ def heta_evaluators() -> tuple[Any, ...]:
     return (EvidenceRecallAtK(k=3), AnswerContains(), *beir_default_metrics(k_values=(3,)))
 
 
-class Units:
-    """A Heta BenchmarkProtocol object wrapping the JSONL benchmark with the given run units."""
+class Units(UnitsBenchmark):
+    """The JSONL fixture benchmark with the given run units."""
 
     def __init__(self, *units: Any, evaluators: tuple[Any, ...] = ()) -> None:
-        self.inner = heta_jsonl_benchmark(*(evaluators or heta_evaluators()))
-        self.units = units
-
-    @property
-    def manifest(self) -> Any:
-        return self.inner.manifest
-
-    def resources(self) -> Any:
-        return self.inner.resources()
-
-    async def prepare(self, workspace: Any) -> Any:
-        return await self.inner.prepare(workspace)
-
-    def documents(self, prepared: Any) -> Any:
-        return self.inner.documents(prepared)
-
-    def cases(self, prepared: Any) -> Any:
-        return self.inner.cases(prepared)
-
-    async def run_units(self, prepared: Any) -> Any:
-        for unit in self.units:
-            yield unit
-
-    def evaluators(self) -> Any:
-        return self.inner.evaluators()
+        super().__init__(heta_jsonl_benchmark(*(evaluators or heta_evaluators())), units)
 
 
 def two_units() -> Units:
@@ -219,41 +195,6 @@ def test_reusing_a_kb_built_by_another_recipe_is_refused(tmp_path: Path) -> None
         heta_nb.evaluate(bench, recipe=heta_recipe(tmp_path, chunk_size=400), report_id="two", **settings)
     assert "another knowledge_base_name" in str(caught.value)
     assert caught.value.report.case_results == ()
-
-
-def test_failed_build_names_the_failed_step(tmp_path: Path) -> None:
-    """Heta answers with a bare missing-asset LookupError; the warning kept in the report names the step."""
-    events: list[Any] = []
-    report = heta_nb.evaluate(
-        heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST),
-        recipe=heta_recipe(tmp_path, encoding="no_such_encoding"),
-        knowledge_base_name="kb",
-        evaluators=["evidence_recall@3"],
-        progress=False,
-        retries=0,
-        lint=False,
-        on_event=events.append,
-    )
-    steps = [(e.index, e.name, e.status) for e in events if e.kind == "build_step"]
-    assert steps == [
-        (0, "parse_documents", "running"),
-        (0, "parse_documents", "succeeded"),
-        (1, "split_documents", "running"),
-        (1, "split_documents", "failed"),
-    ]
-    [started] = [e for e in events if e.kind == "build_started"]
-    assert started.steps == ("parse_documents", "split_documents", "index_full_text")
-    errors = {(r.error.error_type, r.error.message) for r in report.errors()}
-    assert report.error_count == 10 and len(errors) == 1
-    [(error_type, message)] = errors
-    assert error_type == "LookupError"
-    assert message.startswith("full_text_search requires missing search asset(s)")
-    assert report.knowledge_base_manifest["run_record"]["status"] == "failed"
-    assert dict(report.score_summary) == {}
-    [warning] = [e for e in events if e.kind == "warning" and e.code == "build_failed"]
-    assert "step 'split_documents' failed" in warning.message and "no_such_encoding" in warning.message
-    assert any("step 'split_documents' failed" in w for w in report.metadata["heta_nb"]["warnings"])
-    assert not [e for e in events if e.kind == "warning" and e.code == "unknown_mode"]
 
 
 def test_recipe_run_without_documents_is_refused_before_any_write(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from helpers import FIXTURES, heta_jsonl_benchmark, heta_recipe, requires_heta
+from helpers import FIXTURES, UnitsBenchmark, heta_jsonl_benchmark, heta_recipe, requires_heta
 
 import heta_nb
 from heta_nb.model import BenchmarkManifest
@@ -109,14 +109,13 @@ def test_same_numbers_as_hetas_runner(tmp_path: Path) -> None:
     assert dict(builtin.score_summary) == dict(theirs.score_summary)
 
 
-class TwoUnits:
+class TwoUnits(UnitsBenchmark):
     """A Heta BenchmarkProtocol object with two run units (as in the fixtures)."""
 
     def __init__(self, inner: Any) -> None:
         from heta_framework.evaluation import BenchmarkRunUnit
 
-        self.inner = inner
-        self.units = (
+        units = (
             BenchmarkRunUnit(
                 unit_id="coast",
                 document_ids=("lh1", "lh2", "lh6", "lh8"),
@@ -128,29 +127,7 @@ class TwoUnits:
                 case_ids=("c03", "c06", "c07", "c09"),
             ),
         )
-
-    @property
-    def manifest(self) -> Any:
-        return self.inner.manifest
-
-    def resources(self) -> Any:
-        return self.inner.resources()
-
-    async def prepare(self, workspace: Any) -> Any:
-        return await self.inner.prepare(workspace)
-
-    def documents(self, prepared: Any) -> Any:
-        return self.inner.documents(prepared)
-
-    def cases(self, prepared: Any) -> Any:
-        return self.inner.cases(prepared)
-
-    async def run_units(self, prepared: Any) -> Any:
-        for unit in self.units:
-            yield unit
-
-    def evaluators(self) -> Any:
-        return self.inner.evaluators()
+        super().__init__(inner, units)
 
 
 def test_multi_unit_protocol_benchmark(tmp_path: Path) -> None:
@@ -204,6 +181,7 @@ def test_rerun_reuses_the_built_kb_and_warns_about_contamination(tmp_path: Path)
 
 
 def test_failed_recipe_step_is_recorded_not_fatal(tmp_path: Path) -> None:
+    """Heta answers with a bare missing-asset LookupError; the warning kept in the report names the step."""
     events: list[Any] = []
     report = heta_nb.evaluate(
         heta_nb.load_benchmark(FIXTURES, manifest=MANIFEST),
@@ -211,14 +189,30 @@ def test_failed_recipe_step_is_recorded_not_fatal(tmp_path: Path) -> None:
         knowledge_base_name="kb",
         evaluators=["evidence_recall@3"],
         progress=False,
-        on_event=events.append,
         retries=0,
+        lint=False,
+        on_event=events.append,
     )
-    assert any(e.kind == "build_step" and e.status == "failed" for e in events)
-    assert any(e.kind == "warning" and e.code == "build_failed" for e in events)
-    assert report.error_count == len(report.case_results) == 10
-    assert {r.error.error_type for r in report.errors()} == {"LookupError"}
+    steps = [(e.index, e.name, e.status) for e in events if e.kind == "build_step"]
+    assert steps == [
+        (0, "parse_documents", "running"),
+        (0, "parse_documents", "succeeded"),
+        (1, "split_documents", "running"),
+        (1, "split_documents", "failed"),
+    ]
+    [started] = [e for e in events if e.kind == "build_started"]
+    assert started.steps == ("parse_documents", "split_documents", "index_full_text")
+    errors = {(r.error.error_type, r.error.message) for r in report.errors()}
+    assert report.error_count == 10 and len(errors) == 1
+    [(error_type, message)] = errors
+    assert error_type == "LookupError"
+    assert message.startswith("full_text_search requires missing search asset(s)")
+    assert report.knowledge_base_manifest["run_record"]["status"] == "failed"
     assert dict(report.score_summary) == {}
+    [warning] = [e for e in events if e.kind == "warning" and e.code == "build_failed"]
+    assert "step 'split_documents' failed" in warning.message and "no_such_encoding" in warning.message
+    assert any("step 'split_documents' failed" in w for w in report.metadata["heta_nb"]["warnings"])
+    assert not [e for e in events if e.kind == "warning" and e.code == "unknown_mode"]
 
 
 def test_prebuilt_heta_kb_and_custom_query_engine(tmp_path: Path) -> None:

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import report_dict
 
 import heta_nb
 from heta_nb import stats
 from heta_nb.comparison import Comparison, HetaComparisonWarning, _p_text, compare
-from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
-from heta_nb.model.summary import heta_score_summary
+from heta_nb.model.report import EvaluationReport
 from heta_nb.paired_stats import holm, paired_test
 from heta_nb.render.comparison import comparison_context, render_comparison_html
 
@@ -68,31 +68,7 @@ def report(
                 "metadata": {"benchmark_run_unit": "corpus", "knowledge_base_name": "kb"},
             }
         )
-    data = {
-        "schema_version": "1",
-        "report_id": report_id,
-        "report_key": None,
-        "benchmark": {
-            "name": "audit",
-            "version": "1",
-            "split": "test",
-            "task_type": "qa",
-            "build_scope": "corpus",
-            "homepage": None,
-            "license": None,
-            "citation": None,
-            "metadata": {},
-        },
-        "knowledge_base_name": "kb",
-        "knowledge_base_manifest": {},
-        "recipe_manifest": {},
-        "query_modes": [mode],
-        "score_summary": heta_score_summary(EvaluationCaseResult._wrap(r) for r in results),
-        "case_results": results,
-        "started_at": "2026-01-01T00:00:00+00:00",
-        "finished_at": "2026-01-01T00:01:00+00:00",
-        "metadata": {},
-    }
+    data = report_dict(results, report_id=report_id, modes=[mode], benchmark="audit")
     return heta_nb.load_report(data)
 
 

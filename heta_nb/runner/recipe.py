@@ -134,13 +134,12 @@ class RecipeBuilder:
         ours = set(benchmark_keys)
         foreign = [info.key for info in existing if getattr(info, "key", None) not in ours]
         if foreign:
-            shown = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "")
             self.emit(
                 RunWarning(
                     code="corpus_contamination",
                     message=(
                         f"the recipe's object store already holds {len(foreign)} other raw object(s) "
-                        f"({shown}); Heta's ParseDocuments reads all of raw/, so they join this "
+                        f"({_first_keys(foreign)}); Heta's ParseDocuments reads all of raw/, so they join this "
                         "benchmark's corpus. Use a fresh object store for clean numbers."
                     ),
                     t=self.clock(),
@@ -251,16 +250,15 @@ class RecipeBuilder:
             kb = _with_query_engines(kb, self.query_engines)
         if others and status != "reused" and not self._warned_units:
             self._warned_units = True
-            shown = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
             self.emit(
                 RunWarning(
                     code="unit_contamination",
                     message=(
                         f"run unit {unit_id!r}: its KB {name!r} also reads {len(others)} document(s) of other run "
-                        f"units ({shown}): Heta's ParseDocuments reads all of raw/ and a shared text index keeps "
-                        "earlier units' chunks, so each unit's KB searches the units before it too. heta_nb builds "
-                        "as Heta's BenchmarkRunner does (same numbers); for isolated units, evaluate each unit "
-                        "with its own recipe and fresh stores"
+                        f"units ({_first_keys(others)}): Heta's ParseDocuments reads all of raw/ and a shared text "
+                        "index keeps earlier units' chunks, so each unit's KB searches the units before it too. "
+                        "heta_nb builds as Heta's BenchmarkRunner does (same numbers); for isolated units, "
+                        "evaluate each unit with its own recipe and fresh stores"
                     ),
                     t=self.clock(),
                 )
@@ -362,6 +360,11 @@ def _with_query_engines(kb: Any, registry: Any) -> Any:
         metadata=kb.metadata,
         query_engines=registry,
     )
+
+
+def _first_keys(keys: Sequence[str]) -> str:
+    """The first three keys, for a warning."""
+    return ", ".join(keys[:3]) + (" ..." if len(keys) > 3 else "")
 
 
 def _now() -> str:
