@@ -301,6 +301,7 @@ def compare(
         keys = list(tests)
         adjusted = holm([tests[k].p_value for k in keys])
         tests = {k: replace(tests[k], p_value_adjusted=p) for k, p in zip(keys, adjusted)}
+    notes.extend(_interval_notes(tests, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
 
     for message in found:
         warnings.warn(message, HetaComparisonWarning, stacklevel=2)
@@ -1149,6 +1150,46 @@ def _p_digits(p: float, alpha: float | None, digits: int, kind: str) -> str:
         digits += 1
         text = format(p, f".{digits}{kind}")
     return text
+
+
+def _interval_notes(
+    tests: Mapping[tuple[int, int], PairedTest],
+    names: Sequence[str],
+    metrics: Sequence[str],
+    alpha: float,
+    confidence: float,
+    correction: str,
+) -> list[str]:
+    """Plain words for rows whose CI and verdict seem to disagree, and why they may."""
+    outside: list[str] = []  # the CI excludes 0, the verdict is "no detectable difference"
+    inside: list[str] = []  # the verdict is a difference, the CI includes 0
+    for (s, j), t in tests.items():
+        if t.n < 2 or not (math.isfinite(t.ci_low) and math.isfinite(t.ci_high)):
+            continue
+        excludes_zero = t.ci_low > 0.0 or t.ci_high < 0.0
+        if excludes_zero != _significant(t, alpha):
+            (outside if excludes_zero else inside).append(f"{names[s]} {metrics[j]}")
+    notes = []
+    if outside:
+        why = (
+            f"each CI is a {confidence:.0%} interval for its own difference, not adjusted for the "
+            f"{len(tests)} tests, while the verdict uses the Holm-adjusted p-value"
+            if correction == "holm"
+            else "the bootstrap CI and the permutation test are different procedures, which can disagree "
+            "near the boundary"
+        )
+        notes.append(f"the CI excludes 0 but the verdict is 'no detectable difference' for {_listed(outside)}: {why}")
+    if inside:
+        notes.append(
+            f"the verdict is a difference but the CI includes 0 for {_listed(inside)}: the bootstrap CI and the "
+            "permutation test are different procedures, which can disagree near the boundary"
+        )
+    return notes
+
+
+def _listed(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:4])
+    return shown + (f" and {len(items) - 4} more" if len(items) > 4 else "")
 
 
 def _verdict(test: PairedTest, alpha: float) -> str:

@@ -210,27 +210,38 @@ def comparison_figure(comparison: Any, kind: str, metric: str, system: str | Non
 
 
 def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) -> None:
+    from heta_nb.comparison import _p_text
+
     rows = comparison.summary_rows()
+    holm = comparison.correction == "holm"
+    pct = f"{comparison.confidence * 100:g} %"
     lines = [
         f"## Comparison of {len(comparison.systems)} systems",
         "",
         f"Baseline **{md_escape(comparison.baseline)}**; systems: "
         + ", ".join(md_escape(name) for name in comparison.systems)
         + f". Paired by case, {comparison.resamples:,} resamples, "
-        + ("Holm-corrected p-values." if comparison.correction == "holm" else "uncorrected p-values."),
+        + ("Holm-corrected p-values" if holm else "uncorrected p-values")
+        + f", {pct} bootstrap CIs per test (not adjusted).",
         "",
     ]
     decided = [r for r in rows if r["significant"]]
     for row in decided:
         lines.append(
             f"- {md_escape(row['system'])} is {'better' if row['mean_diff'] > 0 else 'worse'} on "
-            f"{md_escape(row['metric'])}: {row['mean_diff']:+.3f} (95 % CI {row['ci_low']:+.3f} to "
-            f"{row['ci_high']:+.3f}, adjusted p={row['p_adjusted']:.3g}, n={row['n']})"
+            f"{md_escape(row['metric'])}: {row['mean_diff']:+.3f} ({pct} CI {row['ci_low']:+.3f} to "
+            f"{row['ci_high']:+.3f}, {'adjusted ' if holm else ''}"
+            f"p={_p_text(row['p_adjusted'], comparison.alpha)}, n={row['n']})"
         )
     if not decided:
-        lines.append("- No difference is statistically detectable at the 5 % level after correction.")
+        lines.append(
+            f"- No difference is statistically detectable at the {comparison.alpha:.0%} level"
+            + (" after correction." if holm else ".")
+        )
     for warning in comparison.warnings:
         lines.append(f"- Warning: {md_escape(warning)}")
+    for note in comparison.notes:
+        lines.append(f"- Note: {md_escape(note)}")
     builder.markdown("\n".join(lines))
     arguments = {k: v for k, v in comparison.arguments.items() if v is not None}
     call = ", ".join(["*reports", *(f"{k}={v!r}" for k, v in arguments.items())])

@@ -9,7 +9,9 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
 import pytest
+from helpers import report_dict
 
 import heta_nb
 from heta_nb import stats
@@ -124,3 +126,64 @@ def test_a_display_that_missed_the_case_events_catches_up_on_the_final_one() -> 
     assert late.done == len(report.case_results) and late.status == "complete" and late.fraction == 1.0
     failed = RunFinished(status="failed", done=3, total=5, errors=2, seconds=1.0)
     assert (replay([failed]).done, replay([failed]).errors) == (3, 2)
+
+
+def paired_reports() -> tuple[heta_nb.EvaluationReport, heta_nb.EvaluationReport]:
+    """Two 60-case reports with four metrics; the second is about 0.08 better on each."""
+
+    def make(seed: int, shift: float, report_id: str) -> heta_nb.EvaluationReport:
+        rng = np.random.default_rng(seed)
+        results = [
+            {
+                "case_id": f"q{i:03d}",
+                "query": f"q{i}?",
+                "query_mode": "m",
+                "scores": [
+                    {"name": f"m{j}", "value": float(np.clip(rng.random() + shift, 0, 1)), "passed": None}
+                    | {"metadata": {}}
+                    for j in range(4)
+                ],
+                "response": {"mode": "m", "results": [], "answer": None, "citations": [], "trace": [], "metadata": {}},
+                "latency_ms": 1.0,
+                "error": None,
+                "metadata": {"benchmark_run_unit": "corpus", "knowledge_base_name": "kb"},
+            }
+            for i in range(60)
+        ]
+        return heta_nb.load_report(report_dict(results, report_id=report_id, modes=["m"], benchmark="b"))
+
+    return make(1000, 0.0, "a"), make(1, 0.08, "b")
+
+
+def comparison_markdown(c: Any) -> list[str]:
+    """The markdown cell of ``heta_nb.sections(c)`` that states the method."""
+    return [cell.source for cell in heta_nb.sections(c) if cell.cell_type == "markdown" and "Paired by" in cell.source]
+
+
+def test_a_ci_that_excludes_zero_beside_no_detectable_difference_is_explained() -> None:
+    a, b = paired_reports()
+    c = compare(a, b, resamples=2000)
+    [note] = [n for n in c.notes if n.startswith("the CI excludes 0")]
+    assert "not adjusted for the 4 tests" in note and "Holm-adjusted p-value" in note
+    flagged = [m for m in c.metrics if f"b {m}" in note]
+    assert flagged
+    for metric in flagged:
+        t = c.test("b", metric)
+        assert (t.ci_low > 0 or t.ci_high < 0) and not c.significant("b", metric)
+    for metric in set(c.metrics) - set(flagged):  # the others agree
+        t = c.test("b", metric)
+        assert (t.ci_low > 0 or t.ci_high < 0) == c.significant("b", metric)
+    assert "bootstrap CI per test, p Holm-corrected" in c._repr_html_()
+    [text] = comparison_markdown(c)
+    assert "95 % bootstrap CIs per test (not adjusted)" in text and "- Note: the CI excludes 0" in text
+
+
+def test_an_uncorrected_comparison_does_not_call_its_p_values_adjusted() -> None:
+    a, b = paired_reports()
+    c = compare(a, b, resamples=2000, correction="none", alpha=0.1)
+    [text] = comparison_markdown(c)
+    assert "uncorrected p-values" in text and "adjusted p=" not in text and "after correction" not in text
+    if not any(r["significant"] for r in c.summary_rows()):
+        assert "at the 10% level." in text
+    else:
+        assert " p=" in text

@@ -124,13 +124,16 @@ def _print_summary(result: DemoResult, out: IO[str]) -> None:
         print(table.to_string(), file=out)
     if result.comparison is not None:
         baseline = result.comparison.baseline
-        print(f"\n== paired differences vs {baseline} (per case, 95 % bootstrap CI, Holm-corrected)", file=out)
+        title = f"paired differences vs {baseline} (per case, 95 % bootstrap CI per test, Holm-adjusted p)"
+        print(f"\n== {title}", file=out)
         for row in result.comparison.summary_rows():
             print(
                 f"  {row['system']:>32} {row['metric']:>18}: {row['mean_diff']:+.3f} "
                 f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  {row['verdict']}",
                 file=out,
             )
+        for note in result.comparison.notes:
+            print(f"  note: {note}", file=out)
     print(f"\nreports saved in {result.store.resolve()} (Heta's layout):", file=out)
     for report in result.reports.values():
         print(f"  {report.report_key}", file=out)
