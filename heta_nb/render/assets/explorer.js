@@ -6,6 +6,17 @@
   var roots = document.querySelectorAll("[data-heta-explorer]");
   for (var r = 0; r < roots.length; r++) { setup(roots[r]); }
 
+  // Printing: open every collapsed section for the paper copy, and close them again after.
+  var openedForPrint = [];
+  window.addEventListener("beforeprint", function () {
+    var closed = document.querySelectorAll("details:not([open])");
+    for (var i = 0; i < closed.length; i++) { closed[i].open = true; openedForPrint.push(closed[i]); }
+  });
+  window.addEventListener("afterprint", function () {
+    openedForPrint.forEach(function (d) { d.open = false; });
+    openedForPrint = [];
+  });
+
   function setup(root) {
     var source = document.getElementById(root.getAttribute("data-heta-explorer"));
     if (!source) { return; }
