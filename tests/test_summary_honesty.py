@@ -187,3 +187,9 @@ def test_an_uncorrected_comparison_does_not_call_its_p_values_adjusted() -> None
         assert "at the 10% level." in text
     else:
         assert " p=" in text
+
+
+def test_the_run_settings_show_the_timeout_in_seconds() -> None:
+    html = run(2, [hit_all], timeout_s=60)._repr_html_()
+    start = html.index("timeout")
+    assert "60 s" in html[start : start + 80] and "60.0000" not in html

@@ -719,13 +719,15 @@ def _header(
     for key, label in (
         ("top_k", "top_k"),
         ("concurrency", "concurrency"),
-        ("timeout_s", "timeout s"),
+        ("timeout_s", "timeout"),
         ("retries", "retries"),
         ("resumed", "resumed"),
         ("version", "heta_nb"),
     ):
         value = run.get(key)
-        if value is not None and not isinstance(value, (Mapping, list, tuple)):
+        if key == "timeout_s" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            settings.append({"key": label, "value": f"{value:g} s"})  # 60 s, not 60.0000
+        elif value is not None and not isinstance(value, (Mapping, list, tuple)):
             settings.append({"key": label, "value": _short(_brief(value, 40), 40)})
     shard = run.get("shard")
     if isinstance(shard, Mapping):
