@@ -82,6 +82,8 @@ def write_atomically(path: str | os.PathLike[str], data: bytes | Sequence[bytes]
 
     With ``exclusive=True`` the write only creates: when ``path`` exists (or another
     writer creates it first) it raises ``FileExistsError`` and leaves it untouched.
+    Missing parent folders are created; a ``path`` that is a folder raises
+    ``IsADirectoryError`` naming it.
     """
     target = Path(path)
     write_atomically_stat(target, data, exclusive=exclusive)
@@ -97,6 +99,8 @@ def write_atomically_stat(
     even when another writer replaces the file right after.
     """
     target = Path(path)
+    if target.is_dir():  # else the temporary file would be named in the error
+        raise IsADirectoryError(f"{target}: is a folder; give the path of the file to write")
     target.parent.mkdir(parents=True, exist_ok=True)
     keep_mode = None if exclusive else _existing_mode(target)
     fd, tmp = _create_temp(target)

@@ -69,14 +69,21 @@ _DOC_ARGS = """
             MultiHop-RAG), or any Heta ``BenchmarkProtocol`` object.
         kb: the knowledge base: a Heta ``KnowledgeBase``, an object with a sync or async
             ``query(query, *, mode, top_k, options, trace)``, or a plain function.
+            Pass exactly one of ``kb`` and ``recipe``.
         recipe: instead of ``kb``, a Heta ``KnowledgeRecipe``: one KB is built per run
             unit, exactly as Heta's runner does, with build progress reported.
-        query_modes: the modes to query, e.g. ``["full_text_search"]``.
+        query_modes: the mode (a string) or modes to query; default
+            ``("full_text_search",)``. With a Heta KB or recipe, a mode that looks like
+            a misspelling of a registered one is refused before any work; another
+            unregistered mode is warned about and its cases are recorded as errors.
         evaluators: evaluator objects, functions or names (``"evidence_recall@5"``,
-            ``"ndcg@10"``, ``"answer_f1"``...); default: the benchmark's own.
-        top_k, query_options, trace: passed to every query (as Heta does).
+            ``"ndcg@10"``, ``"answer_f1"``..., see :func:`heta_nb.evaluators.get`);
+            default: the benchmark's own.
+        top_k, query_options, trace: passed to every query (as Heta does); defaults
+            ``10``, ``{}`` and ``False``.
         concurrency: queries in flight at once (default 8, as Heta).
-        timeout_s: per-query timeout (None: no timeout). Timeouts count as retryable.
+        timeout_s: per-query timeout in seconds (default 60; None: no timeout).
+            Timeouts count as retryable.
             It covers the KB call only, not the evaluators (an async evaluator that
             never returns holds its case until ``cancel()``). Python cannot stop a
             thread: a sync KB that overruns runs on in its thread until it returns
@@ -84,23 +91,45 @@ _DOC_ARGS = """
             exit), and an async KB that swallows the cancellation is recorded as it
             returns.
         retries, backoff_s: retries for retryable errors (``exc.retryable is True``,
-            timeouts, or ``retry_on`` classes), waiting ``backoff_s * 2**attempt``.
+            timeouts, or ``retry_on`` classes), waiting ``backoff_s * 2**attempt``;
+            defaults 2 and 0.5 s.
+        retry_on: extra exception classes to retry (default: none).
         store: a ``ReportStore``, folder, fsspec URL or Heta ObjectStore; ``None`` keeps
-            the report in memory; default: the recipe's (or KB recipe's) object store.
-        report_id: default ``eval_<32 hex>`` like Heta.
-        knowledge_base_name: the (base) KB name; default the KB's own name.
+            the report in memory. Default ``"auto"``: the recipe's (or a Heta KB's
+            recipe's) object store, or in memory for other KBs. A local path that
+            is a file is refused.
+        report_id: default ``eval_<32 hex>`` like Heta. With a store it must be a safe
+            store key (no ``/``, ``\\``, ``..``, NUL...).
+        knowledge_base_name: the (base) KB name; default the KB's own name (a
+            function's ``__name__``).
         resume: finish an interrupted run with the same ``report_id`` from its checkpoint
-            (or from its stored report); its settings must match.
+            (or from its stored report); its settings must match. Needs a store.
         overwrite: replace an existing report with this ``report_id`` (or discard the
             checkpoint an interrupted run left; without ``resume`` or ``overwrite`` both
             are refused, so nothing finished is lost).
-        shard: ``(index, count)``: run a stable subset; combine with ``merge_reports``.
+        shard: ``(index, count)``: run a stable subset; combine the shard reports with
+            ``heta_nb.merge_reports([...])``.
         metadata: JSON-safe run metadata (checked before the first query; the keys
             ``heta_nb``, ``run_units`` and ``benchmark_document_keys`` are the runner's).
-        query_engines: a Heta ``QueryEngineRegistry`` for recipe-built KBs.
-        progress: True (widget in notebooks, console elsewhere), False, ``"widget"``,
-            ``"console"`` or a callable receiving each event.
+        query_engines: a Heta ``QueryEngineRegistry`` for recipe-built KBs (replaces
+            Heta's default registry, as in Heta).
+        reuse_kb: with ``recipe``, load a KB that already finished building in the store
+            instead of failing (default True; see the README).
+        workspace: the folder a Heta ``BenchmarkProtocol`` object prepares its files in
+            (default: ``heta_nb-workspace-<uid>`` in the temporary folder).
+        lint: warn before the first query about cases the chosen evaluators cannot
+            score (no gold evidence or answers...); default True.
+        progress: True (default: widget in notebooks, console elsewhere), False,
+            ``"widget"``, ``"console"`` or a callable receiving each event.
         on_event: an extra callable receiving each event.
+
+    Raises:
+        heta_nb.runner.RunError: a bad setting (a ``ValueError``), before any work.
+        heta_nb.errors.HetaNbError: an unsafe name (``UnsafeNameError``), a store that
+            cannot be used (``StoreError``) or an existing report or checkpoint under
+            this ``report_id`` (``ReportExistsError``), before any work.
+        ValueError, TypeError: an unknown evaluator name or a KB that cannot be
+            queried, before any work.
 """
 
 
@@ -140,7 +169,16 @@ def start(
     names, store, metadata and given evaluators are validated before this returns
     (the benchmark is loaded in the background: its problems, and those of its own
     evaluators, are raised by ``run.result()``, still before any query);
-    ``run.result()`` waits for the report.
+    ``run.result()`` waits for the report. ``run.state`` is the live progress,
+    ``run.cancel()`` stops the run (``result()`` then returns the partial report) and
+    ``await run`` waits without blocking the event loop. With ``record_events=True``
+    (only here) every event is also kept in ``run.events``.
+
+    Example::
+
+        run = heta_nb.start(demo.load_benchmark(), kb=my_kb, evaluators=["recall@5"], store=None)
+        run.state.done, run.state.total   # while it runs
+        report = run.result()
     """
     config, views = _run_config(dict(locals()))
     run = EvaluationRun(config, record_events=views["record_events"])
@@ -158,6 +196,17 @@ def evaluate(benchmark: Any, **kwargs: Any) -> EvaluationReport:
     Blocking, and safe inside a running notebook event loop (the run has its own
     thread). Ctrl-C (or the widget's Cancel button) stops it and returns the partial
     report, which says so in ``metadata.heta_nb.status``.
+
+    Example (a plain function as the KB; it may also take ``mode``, ``top_k``,
+    ``options`` and ``trace``)::
+
+        from heta_nb import demo
+
+        def my_kb(query, top_k=5):
+            return [{"id": "d1", "text": "...", "score": 1.0, "source": {"document_id": "d1"}}]
+
+        report = heta_nb.evaluate(demo.load_benchmark(), kb=my_kb, evaluators=["recall@5", "answer_f1"],
+                                  store=None, progress=False)
     """
     return start(benchmark, **kwargs).result()
 

@@ -48,6 +48,10 @@ def _check_output(output: str, *, force: bool, inputs: Sequence[str] = ()) -> No
     """Refuse to write over an input report, or over any existing file without --force."""
     from heta_nb.model.io import local_report_file
 
+    if os.path.isdir(output):
+        raise IsADirectoryError(
+            f"{output}: is a folder; give the file to write (e.g. {os.path.join(output, 'report.html')})"
+        )
     for item in filter(None, map(local_report_file, inputs)):
         if _same_file(item, output):
             raise FileExistsError(f"{output}: is the input report; not replacing it (even with --force)")
@@ -159,10 +163,22 @@ def _pandas_options():  # noqa: ANN202 - a context manager
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from heta_nb._optional import require
+
+    require("heta_framework", extra="heta", purpose="heta-nb demo")  # before it prints anything
     from heta_nb.demo import run_demo
 
     run_demo(args.output, args.store, progress=False if args.quiet else "console")
     return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (captured in tests)
+        pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,9 +228,17 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("report", help="the report (path, URL or STORE:KB/REPORT_ID)")
     show.set_defaults(func=_cmd_show)
 
-    demo = sub.add_parser("demo", help="evaluate two real Heta recipes on the bundled benchmark")
-    demo.add_argument("-o", "--output", default="demo-output", help="folder for the exported files")
-    demo.add_argument("--store", default="demo-store", help="report store folder (Heta layout)")
+    demo = sub.add_parser(
+        "demo",
+        help="evaluate two real Heta recipes on the bundled benchmark (needs the [heta] extra)",
+        description="Evaluate two real Heta recipes on the bundled benchmark, save the reports in a store "
+        "and write comparison.html, report.html and report.ipynb. Needs heta-framework: "
+        "pip install 'heta-nb[heta]'.",
+    )
+    demo.add_argument(
+        "-o", "--output", default="demo-output", help="folder for the exported files (default: demo-output)"
+    )
+    demo.add_argument("--store", default="demo-store", help="report store folder, Heta's layout (default: demo-store)")
     demo.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     demo.set_defaults(func=_cmd_demo)
     return parser
@@ -226,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # the reader went away (`heta-nb show ... | head`): stop quietly
+        _silence_stdout()
+        return 1
     except (HetaNbError, ValueError, KeyError, OSError, ImportError, ArithmeticError, RecursionError) as exc:
         # ValueError includes UnicodeError; ArithmeticError includes OverflowError (bad report data)
         if args.debug:

@@ -205,7 +205,8 @@ def to_html(
     Args:
         obj: an :class:`EvaluationReport` (or anything ``load_report`` accepts) or a
             :class:`~heta_nb.comparison.Comparison`.
-        path: where to write (atomically); None only returns the text.
+        path: where to write (atomically; missing parent folders are created, a
+            folder is refused); None only returns the text.
         limits: how much to include (texts are truncated; the full data stays in the store).
         title: the document title.
 

@@ -618,6 +618,15 @@ class ReportStore:
         """Where the store lives (a path, URL or object-store description)."""
         return self._backend.description
 
+    def check_usable(self) -> None:
+        """Refuse, before any work, a store that cannot hold reports: a local path that is
+        (or lies inside) a file. A missing folder is fine: saving creates it.
+
+        Raises:
+            StoreNotADirectoryError: naming the path.
+        """
+        self._backend.check_root(missing_ok=True)
+
     # -- keys ------------------------------------------------------------------------
     @staticmethod
     def key_for(knowledge_base_name: str, report_id: str) -> str:

@@ -24,7 +24,7 @@ def demo_recipe(root: Path, chunk_size: int, overlap: int, *, encoding: str = "u
     ``encoding`` is the splitter's tokenizer: ``"unicode"`` (one character per token)
     works offline; tiktoken encodings are downloaded by tiktoken on first use.
     """
-    require("heta_framework", extra="heta", purpose="the demo recipes")
+    require("heta_framework", extra="heta", purpose="using the demo recipes")
     from heta_framework.common.stores import InMemoryTextIndexStore, LocalObjectStore
     from heta_framework.kb import (
         DocumentParserRegistry,

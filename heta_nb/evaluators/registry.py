@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from heta_nb.evaluators.answers import AnswerContains, AnswerExactMatch, AnswerF1
@@ -13,6 +14,7 @@ __all__ = ["available", "get"]
 
 _ALIASES = {"success": "hit", "rr": "mrr", "p": "precision", "r": "recall"}
 _AT_K = re.compile(r"^(?P<metric>[a-z_]+)@(?P<k>\d+)$")
+_HINTS = {"f1": "answer_f1", "token_f1": "answer_f1", "em": "answer_exact_match", "exact_match": "answer_exact_match"}
 _PLAIN = {"answer_contains": AnswerContains, "answer_exact_match": AnswerExactMatch, "answer_f1": AnswerF1}
 
 
@@ -30,8 +32,19 @@ def get(name: str) -> BuiltinEvaluator:
     conventions; ``beir_ndcg@K`` etc. are Heta's BEIR variants; ``answer_f1`` is
     SQuAD token F1.
 
+    Names are case-insensitive; ``success@K``, ``rr@K``, ``p@K`` and ``r@K`` are
+    aliases of ``hit@K``, ``mrr@K``, ``precision@K`` and ``recall@K``.
+
+    Example::
+
+        >>> from heta_nb import evaluators
+        >>> evaluators.get("ndcg@10")
+        DocumentMetric('ndcg@10')
+
     Raises:
-        ValueError: an unknown name (the message lists the known ones).
+        ValueError: an unknown name (the message suggests the closest known name and
+            lists the known ones), or ``K`` below 1.
+        TypeError: ``name`` is not a string.
     """
     if not isinstance(name, str):
         raise TypeError(f"evaluator name must be a string, got {type(name).__name__}")
@@ -48,4 +61,22 @@ def get(name: str) -> BuiltinEvaluator:
             return EvidenceRecall(k)
         if metric in DOCUMENT_METRICS:
             return DocumentMetric(metric, k)
-    raise ValueError(f"unknown evaluator {name!r}; known: {', '.join(available())}")
+    hint = _suggestion(key)
+    raise ValueError(f"unknown evaluator {name!r}{hint}; known: {', '.join(available())}")
+
+
+def _suggestion(key: str) -> str:
+    """``"; did you mean 'ndcg@5'?"`` for a near miss of a known name, else ``""``."""
+    metric, at, k = key.partition("@")
+    if key in _HINTS:
+        return f"; did you mean {_HINTS[key]!r}?"
+    if not at:  # e.g. "recall" or "evidence_recall": the metric needs its cut-off
+        if metric in DOCUMENT_METRICS or metric == "evidence_recall" or metric in _ALIASES:
+            return f"; did you mean '{_ALIASES.get(metric, metric)}@10'? (this metric needs a cut-off @K)"
+        close = difflib.get_close_matches(key, list(_PLAIN), n=1, cutoff=0.6)
+        return f"; did you mean {close[0]!r}?" if close else ""
+    metrics = [*DOCUMENT_METRICS, "evidence_recall"]
+    close = difflib.get_close_matches(metric, metrics, n=1, cutoff=0.6)
+    if close and k.isdigit():
+        return f"; did you mean '{close[0]}@{k}'?"
+    return ""

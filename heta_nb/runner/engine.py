@@ -19,6 +19,7 @@ Compared with Heta 0.1.2's ``BenchmarkRunner`` (spec section 5):
 from __future__ import annotations
 
 import asyncio
+import difflib
 import hashlib
 import inspect
 import operator
@@ -55,6 +56,7 @@ from heta_nb.runner.kb import (
     KnowledgeBaseAdapter,
     normalize_response,
     normalize_response_data,
+    registered_modes,
 )
 from heta_nb.store import ReportStore, safe_slug
 
@@ -228,8 +230,15 @@ class Engine:
     # -- validation (before any work) ---------------------------------------------
     def _validate(self) -> None:
         c = self.config
-        if (c.kb is None) == (c.recipe is None):
-            raise RunError("pass exactly one of kb= (a knowledge base, object or function) or recipe= (a Heta recipe)")
+        if c.kb is None and c.recipe is None:
+            raise RunError(
+                "no knowledge base to evaluate: pass exactly one of kb= (a Heta KnowledgeBase, an object with "
+                "query(...), or a function) or recipe= (a Heta KnowledgeRecipe)"
+            )
+        if c.kb is not None and c.recipe is not None:
+            raise RunError(
+                "got both kb= and recipe=: pass exactly one of kb= (a knowledge base) or recipe= (it builds its own KB)"
+            )
         modes = [c.query_modes] if isinstance(c.query_modes, str) else list(c.query_modes or ())
         if not modes:
             raise RunError("query_modes must name at least one mode")
@@ -240,6 +249,7 @@ class Engine:
         if len(set(modes)) != len(modes):
             raise RunError(f"query_modes contains duplicates: {modes}")
         self.modes: tuple[str, ...] = tuple(modes)
+        _check_mode_spelling(self.modes, registered_modes(c.kb, c.recipe, c.query_engines))
         for name, value, low in (
             ("top_k", c.top_k, 1),
             ("concurrency", c.concurrency, 1),
@@ -297,6 +307,7 @@ class Engine:
         self.report_id = _shard_report_id(self.base_report_id, c.shard)
         self.store = _store_from(c.store, c)
         if self.store is not None:
+            self.store.check_usable()
             safe_slug(self.knowledge_base_name, "knowledge_base_name")
             safe_slug(self.report_id, "report_id")
             if not c.resume and not c.overwrite:
@@ -960,6 +971,24 @@ class Engine:
                 chunks.append(dumps_bytes_exact(name) + b":" + dumps_bytes_exact(value))
         chunks.append(b"}")
         return chunks
+
+
+def _check_mode_spelling(modes: Sequence[str], known: frozenset[str] | None) -> None:
+    """Refuse a mode that looks like a misspelling of one the Heta registry knows.
+
+    Such a mode would fail on every query, after the KB was built; a name close to a
+    registered one is almost surely a typo. Other unregistered modes are warned about
+    and their cases recorded as errors, as Heta does.
+    """
+    for mode in modes:
+        if not known or mode in known:
+            continue
+        close = difflib.get_close_matches(mode, sorted(known), n=1, cutoff=0.8)
+        if close:
+            raise RunError(
+                f"query_modes: {mode!r} is not a registered query mode; did you mean {close[0]!r}? "
+                f"(registered: {', '.join(sorted(known))})"
+            )
 
 
 def _prepared_evaluators(chosen: Sequence[Any]) -> list[PreparedEvaluator]:

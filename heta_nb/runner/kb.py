@@ -248,6 +248,28 @@ def _shared(value: Any) -> Any:
     return value
 
 
+def registered_modes(kb: Any, recipe: Any, query_engines: Any) -> frozenset[str] | None:
+    """The query modes Heta's query-engine registry of a run knows, when it can be told.
+
+    ``query_engines`` when given; for a recipe, Heta's default registry (what a KB it
+    builds queries with); for a Heta ``KnowledgeBase``, its own registry. None for
+    other KBs (any mode name may be theirs).
+    """
+    registry = query_engines
+    if registry is None and recipe is not None:
+        try:
+            from heta_framework.kb import QueryEngineRegistry
+        except ImportError:
+            return None
+        registry = QueryEngineRegistry.defaults()
+    elif registry is None and kb is not None:
+        registry = getattr(kb, "query_engines", None)
+    modes = getattr(registry, "modes", None)
+    if isinstance(modes, (set, frozenset)) and all(isinstance(m, str) for m in modes):
+        return frozenset(modes)
+    return None
+
+
 _RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata")
 _RESPONSE_FIELDS = ("mode", "results", "answer", "citations", "trace", "metadata")
 _PLAIN_SCORES = frozenset((float, int, type(None)))
