@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from heta_nb.model.report import EvaluationReport
-from heta_nb.model.summary import as_float, numeric_value
+from heta_nb.model.summary import as_float, is_evaluator_error, numeric_value
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -88,10 +88,7 @@ def _text_dtype(pd: Any) -> Any:
 def _cell_value(score: Any) -> Any:
     """A score's value for a table cell: an evaluator that raised (value ``"error"`` with
     ``metadata.error``) has no value, so it does not turn a numeric column into text."""
-    value = score["value"]
-    if value == "error" and isinstance(score["metadata"].get("error"), dict):
-        return None
-    return value
+    return None if is_evaluator_error(score) else score["value"]
 
 
 def _score_series(values: list[Any], pd: Any) -> Any:

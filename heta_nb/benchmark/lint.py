@@ -63,10 +63,10 @@ def _names(evaluators: Iterable[Any]) -> list[str]:
     return names
 
 
-def _is_heta_beir(evaluator: Any) -> bool:
+def _is_heta_beir(evaluator: Any, name: str) -> bool:
     """Heta's own ``BeirRetrievalMetric`` (its judgements come from reference ids only)."""
     module = getattr(type(evaluator), "__module__", "") or ""
-    return module.startswith("heta_framework") and not isinstance(evaluator, str)
+    return module.startswith("heta_framework") and not isinstance(evaluator, str) and name.startswith("beir_")
 
 
 def _heta_qrels(case: Any) -> bool:
@@ -115,12 +115,9 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
     evaluators = list(evaluators)
     names = _names(evaluators)
     evidence_recall = any(n.startswith("evidence_recall@") for n in names)
-    heta_beir = any(_is_heta_beir(e) and n.startswith("beir_") for e, n in zip(evaluators, _names_each(evaluators)))
-    nb_document = [
-        n
-        for e, n in zip(evaluators, _names_each(evaluators))
-        if n and _DOCUMENT_METRIC.match(n) and not (_is_heta_beir(e) and n.startswith("beir_"))
-    ]
+    named = list(zip(evaluators, _names_each(evaluators)))
+    heta_beir = any(_is_heta_beir(e, n) for e, n in named)
+    nb_document = [n for e, n in named if n and _DOCUMENT_METRIC.match(n) and not _is_heta_beir(e, n)]
     document_metrics = heta_beir or bool(nb_document)
     nb_integer = any(n.startswith("beir_") for n in nb_document)
     nb_float = any(not n.startswith("beir_") for n in nb_document)

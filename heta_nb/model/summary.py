@@ -25,6 +25,7 @@ __all__ = [
     "MetricSummary",
     "as_float",
     "heta_score_summary",
+    "is_evaluator_error",
     "numeric_value",
     "summarize_metrics",
 ]
@@ -32,6 +33,12 @@ __all__ = [
 
 _EXACT_NUMBERS = frozenset((float, int, bool))
 """Types whose ``float()`` is :func:`numeric_value` (bool -> 1.0/0.0)."""
+
+
+def is_evaluator_error(score: Mapping[str, Any]) -> bool:
+    """Whether a score's JSON object records an evaluator that raised (value ``"error"``,
+    the cause in ``metadata.error``), as the runner writes it."""
+    return score["value"] == "error" and isinstance(score["metadata"].get("error"), Mapping)
 
 
 def numeric_value(value: Any) -> float | None:
@@ -237,7 +244,7 @@ class MetricCollector:
             else:
                 numeric = numeric_value(value)
                 if numeric is None:  # text: counted by name only
-                    if value == "error" and isinstance(score["metadata"].get("error"), Mapping):
+                    if is_evaluator_error(score):
                         entry[3] += 1
                     continue
                 if not isinstance(value, bool):

@@ -980,8 +980,10 @@ def _check_mode_spelling(modes: Sequence[str], known: frozenset[str] | None) -> 
     registered one is almost surely a typo. Other unregistered modes are warned about
     and their cases recorded as errors, as Heta does.
     """
+    if not known:
+        return
     for mode in modes:
-        if not known or mode in known:
+        if mode in known:
             continue
         close = difflib.get_close_matches(mode, sorted(known), n=1, cutoff=0.8)
         if close:
