@@ -126,8 +126,9 @@ _DOC_ARGS = """
     Raises:
         heta_nb.runner.RunError: a bad setting (a ``ValueError``), before any work.
         heta_nb.errors.HetaNbError: an unsafe name (``UnsafeNameError``), a store that
-            cannot be used (``StoreError``) or an existing report or checkpoint under
-            this ``report_id`` (``ReportExistsError``), before any work.
+            cannot be used (``StoreError``), an existing report or checkpoint under
+            this ``report_id`` (``ReportExistsError``) or another run writing it right
+            now (``ReportInUseError``, local stores), before any work.
         ValueError, TypeError: an unknown evaluator name or a KB that cannot be
             queried, before any work.
 """

@@ -15,6 +15,7 @@ __all__ = [
     "MissingDependencyError",
     "ReportExistsError",
     "ReportFormatError",
+    "ReportInUseError",
     "ReportNotFoundError",
     "StoreError",
     "UnsafeNameError",
@@ -60,6 +61,10 @@ class ReportNotFoundError(StoreError, FileNotFoundError):
 
 class ReportExistsError(StoreError, FileExistsError):
     """A different report is already stored under the same key."""
+
+
+class ReportInUseError(StoreError):
+    """Another run is writing this report right now (it holds the lock on its checkpoint)."""
 
 
 class MissingDependencyError(HetaNbError, ImportError):

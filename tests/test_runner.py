@@ -14,7 +14,7 @@ from runner_support import FlakyKB, SlowKB, cancel_after, exact_kb, toy_benchmar
 
 import heta_nb
 from heta_nb import ReportStore
-from heta_nb.errors import ReportExistsError, UnsafeNameError
+from heta_nb.errors import ReportExistsError, ReportInUseError, UnsafeNameError
 from heta_nb.model import QueryResponse, heta_score_summary
 from heta_nb.runner import RunError, event_from_dict, replay
 from heta_nb.runner.checkpoint import CHECKPOINT_FILE, read_checkpoint
@@ -197,6 +197,59 @@ def test_cancel_returns_a_partial_report_and_resume_finishes_it(tmp_path: Path) 
     assert (tmp_path / final.report_key).read_bytes() == final.to_json().encode("utf-8")
     for result in partial.case_results:  # resumed results are the very same records
         assert final.case(result.case_id, result.query_mode) == result
+
+
+def test_a_second_run_of_a_report_being_written_is_refused_before_it_changes_anything(tmp_path: Path) -> None:
+    """A resume (or an overwrite) from another notebook while the first run writes the report.
+
+    Without the checkpoint's lock both runs ran the same cases, and the first to
+    finish removed the checkpoint the other was still appending to.
+    """
+    store = ReportStore(tmp_path)
+    first_kb = SlowKB(delay=0.02)
+    run = heta_nb.start(
+        toy_benchmark(30),
+        kb=first_kb,
+        query_modes=MODES,
+        store=store,
+        report_id="busy",
+        concurrency=2,
+        knowledge_base_name="toy kb",
+        progress=False,
+    )
+    checkpoint = tmp_path / report_prefix("toy kb", "busy") / CHECKPOINT_FILE
+    deadline = time.monotonic() + 20
+    while run.state.done < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second_kb = SlowKB(delay=0.001)
+    for option in ({"resume": True}, {"overwrite": True}):
+        lines = checkpoint.read_bytes().count(b"\n")
+        with pytest.raises(ReportInUseError, match="another run is writing report 'busy' for 'toy kb'"):
+            _run(benchmark=toy_benchmark(30), kb=second_kb, store=store, report_id="busy", **option)
+        assert checkpoint.read_bytes().count(b"\n") >= lines  # not emptied
+    assert second_kb.calls == 0
+    report = run.result(timeout=30)
+    keys = [(r.case_id, r.query_mode) for r in report.case_results]
+    assert len(keys) == len(set(keys)) == 60 and report.metadata["heta_nb"]["status"] == "complete"
+    assert first_kb.calls == 60 and store.load("toy kb", "busy") == report and not checkpoint.exists()
+    # the lock went with the run: the same report can be run again at once
+    again = _run(benchmark=toy_benchmark(30), kb=second_kb, store=store, report_id="busy", overwrite=True)
+    assert len(again.case_results) == 60 and second_kb.calls == 60
+
+
+def test_the_lock_goes_with_a_failed_run(tmp_path: Path) -> None:
+    """A run whose report cannot be saved keeps its checkpoint, unlocked, for the resume."""
+    store = ReportStore(tmp_path)
+    kb = SlowKB(delay=0.001)
+    folder = tmp_path / report_prefix("toy kb", "failed")
+    folder.mkdir(parents=True)
+    (folder / "report.json").mkdir()  # a folder where the report goes: the save fails
+    with pytest.raises(heta_nb.runner.RunFailedError, match="could not be saved"):
+        _run(benchmark=toy_benchmark(10), kb=kb, store=store, report_id="failed", resume=True)
+    assert (folder / CHECKPOINT_FILE).exists()
+    (folder / "report.json").rmdir()
+    final = _run(benchmark=toy_benchmark(10), kb=kb, store=store, report_id="failed", resume=True)
+    assert final.metadata["heta_nb"]["resumed"] == 20 and kb.calls == 20
 
 
 def test_a_line_torn_by_a_kill_is_ended_before_a_resumed_run_appends(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from runner_support import TOY_RUN_KEYS, SlowKB, resume_toy_run, toy_benchmark
 
 import heta_nb
-from heta_nb.errors import ReportExistsError
+from heta_nb.errors import ReportExistsError, ReportInUseError
 from heta_nb.runner.checkpoint import CHECKPOINT_FILE
 from heta_nb.store import report_prefix
 
@@ -45,7 +45,12 @@ def test_resume_after_sigkill(tmp_path: Path) -> None:
             if child.poll() is not None:
                 pytest.fail(f"the child exited early with {child.returncode}")
             time.sleep(0.01)
-        os.kill(child.pid, signal.SIGKILL)
+        # while the child writes the report, another process may not resume it...
+        intruder = SlowKB(0.001)
+        with pytest.raises(ReportInUseError, match="another run is writing report 'k9'"):
+            resume_toy_run(store_root, "k9", intruder)
+        assert intruder.calls == 0 and child.poll() is None
+        os.kill(child.pid, signal.SIGKILL)  # ...and the lock dies with the child
         child.wait(timeout=10)
     finally:
         if child.poll() is None:

@@ -492,11 +492,12 @@ class Engine:
                     else:
                         pending.append((case_index, case, mode_index[mode], mode))
             self._pending.append(pending)
-        self.total = total
+        if self.store is not None:  # refused here (ReportInUseError) while another run writes this report
+            writer = CheckpointWriter(self.store, self.knowledge_base_name, self.report_id)
+            writer.start(self._header(), fresh=not c.resume)
+            self._checkpoint = writer
+        self.total = total  # from here on, a failure still gives a report
         self.resumed = len(self._results)
-        if self.store is not None:
-            self._checkpoint = CheckpointWriter(self.store, self.knowledge_base_name, self.report_id)
-            self._checkpoint.start(self._header(), fresh=not c.resume)
         self.emit(
             RunStarted(
                 report_id=self.report_id,
@@ -919,10 +920,11 @@ class Engine:
             }
         )
         key = None
+        checkpoint = self._checkpoint
         if self.store is not None:
             try:
-                if self._checkpoint is not None:
-                    self._checkpoint.close()
+                if checkpoint is not None:  # every line written; the lock is kept until the report is saved
+                    checkpoint.flush()
                 key = self.store.key_for(self.knowledge_base_name, self.report_id)
                 saved = report.replace(report_key=key)
                 encoded = self._encode(saved, [self._encoded.get(k) for k in order])
@@ -936,8 +938,11 @@ class Engine:
                 report = report.replace(metadata={**metadata, "heta_nb": heta_nb_meta})
             else:
                 report = saved
-                if status == "complete" and self._checkpoint is not None:
-                    self._checkpoint.delete()
+                if status == "complete" and checkpoint is not None:
+                    checkpoint.delete()
+            finally:
+                if checkpoint is not None:
+                    checkpoint.close()
         self.report = report
         self.status, self.failure = status, failure
         self.emit(
