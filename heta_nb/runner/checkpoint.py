@@ -176,9 +176,8 @@ class CheckpointWriter:
     def delete(self) -> None:
         """Remove the checkpoint (after the complete report was saved).
 
-        It is closed first (removing a 15 MB checkpoint while it is open takes five
-        times longer here, and Windows cannot): a run that takes the lock in between
-        finds every case finished.
+        It is closed first (Windows cannot remove an open file), which releases the
+        lock: a run that takes it in between finds every case finished.
         """
         if self._fd is not None:
             os.close(self._fd)
