@@ -26,6 +26,8 @@ __all__ = ["STALE_LOCK_S", "write_atomically", "write_atomically_stat", "write_c
 
 
 _IOV_MAX = 1024
+_NAME_MAX = 255
+"""The longest file name (bytes) on every common file system."""
 _ON_WINDOWS = os.name == "nt"
 _CREATE_FLAGS = (
     os.O_WRONLY
@@ -140,17 +142,29 @@ def _existing_mode(target: Path) -> int | None:
 
 
 def _create_temp(target: Path) -> tuple[int, Path]:
-    """Create ``.name.XXXXXXXX.tmp`` next to ``target`` with mode ``0o666 & ~umask``.
+    """Create ``.name.XXXXXXXX.tmp`` next to ``target`` with mode ``0o666 & ~umask``
+    (``name`` shortened when the whole would exceed 255 bytes).
 
     (``tempfile.mkstemp`` would create it ``0o600``, whatever the umask.)
     """
     for _ in range(100):
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        tmp = target.with_name(f".{_shortened(target.name, 14)}.{secrets.token_hex(4)}.tmp")
         try:
             return os.open(tmp, _CREATE_FLAGS, 0o666), tmp
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target))
+
+
+def _shortened(name: str, extra: int) -> str:
+    """``name``, cut so that ``extra`` more bytes still fit a 255-byte file name.
+
+    (The temporary file and the lock add a dot, a suffix and a random part; a name
+    that fits on its own must not fail with ``ENAMETOOLONG`` because of them.)
+    """
+    while name and len(os.fsencode(name)) > _NAME_MAX - extra:
+        name = name[:-1]  # whole characters, so a multi-byte one is never split
+    return name
 
 
 def _publish_exclusively(tmp: Path, target: Path) -> None:
@@ -166,7 +180,7 @@ def _publish_exclusively(tmp: Path, target: Path) -> None:
 
 
 def _replace_if_absent_locked(tmp: Path, target: Path) -> None:
-    lock = target.with_name(f".{target.name}.lock")
+    lock = target.with_name(f".{_shortened(target.name, 6)}.lock")
     fd = _acquire_lock(lock, target)
     try:
         if os.path.lexists(target):

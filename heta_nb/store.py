@@ -12,9 +12,13 @@ outside the store root.
 Next to ``report.json`` heta_nb writes ``heta_nb.summary.json`` (the listing row), so
 ``ReportStore.list()`` never has to parse every case of every report. The sidecar is
 written after ``report.json`` and records its identity (size, and on a local folder its
-inode and ``st_mtime_ns``; the ETag on object stores that have one); a sidecar that no
-longer matches its report (the report was replaced, e.g. by Heta) is ignored. Reports
-written by Heta have no such file and are parsed once per listing.
+inode and ``st_mtime_ns``; on fsspec and Heta object stores the ETag where there is one,
+else the modification time); a sidecar that no longer matches its report (the report
+was replaced, e.g. by Heta) is ignored. Reports written by Heta have no such file and
+are parsed once per listing.
+
+A local key whose path below the root passes through a symbolic link is refused, so
+neither a link leading out of the store nor one aliasing another report is followed.
 
 Saving a *new* report to a local folder is exclusive (``os.link`` of the finished
 temporary file, which fails when ``report.json`` exists): of two processes saving the
@@ -24,6 +28,7 @@ same key at once, one wins and the other gets :class:`ReportExistsError`.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -32,6 +37,7 @@ import unicodedata
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -103,8 +109,10 @@ def safe_slug(value: Any, what: str = "name") -> str:
 
     Refused (with :class:`UnsafeNameError`): non-strings, empty or blank names, ``.``
     and ``..``, ``/`` or ``\\`` anywhere (absolute paths included), NUL and other
-    control characters, and names over :data:`MAX_NAME_LENGTH` characters or 255
-    UTF-8 bytes (a file-name limit on every common file system).
+    control characters, names not in Unicode normalization form NFC (``"cafe\\u0301"``
+    looks like ``"café"``; macOS would store both in one folder, Linux in two), and
+    names over :data:`MAX_NAME_LENGTH` characters or 255 UTF-8 bytes (a file-name
+    limit on every common file system).
     """
     if not isinstance(value, str):
         raise UnsafeNameError(f"{what} must be a string, got {type(value).__name__}")
@@ -119,6 +127,13 @@ def safe_slug(value: Any, what: str = "name") -> str:
     for char in slug:
         if unicodedata.category(char) in ("Cc", "Cf", "Cs") or char == "\x00":
             raise UnsafeNameError(f"{what} {value!r} contains the control character {char!r}")
+    if not unicodedata.is_normalized("NFC", slug):
+        # "café" typed as e + combining accent looks like "café" but is another key on
+        # Linux, and the same file on macOS: one name, one report, on every system.
+        raise UnsafeNameError(
+            f"{what} {ascii(value)} is not in Unicode normalization form NFC; "
+            f"use {ascii(unicodedata.normalize('NFC', value))}, which looks the same"
+        )
     if len(slug) > MAX_NAME_LENGTH:
         raise UnsafeNameError(f"{what} is too long ({len(slug)} characters; at most {MAX_NAME_LENGTH})")
     size = len(slug.encode("utf-8"))
@@ -256,7 +271,15 @@ class _Backend(Protocol):
 
 
 _WINDOWS_DEVICES = frozenset(
-    ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))]
+    [
+        "con",
+        "prn",
+        "aux",
+        "nul",
+        "conin$",
+        "conout$",
+        *(f"{port}{digit}" for port in ("com", "lpt") for digit in "123456789\u00b9\u00b2\u00b3"),
+    ]
 )
 _WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
 _ON_WINDOWS = os.name == "nt"
@@ -267,20 +290,26 @@ def windows_name_problem(name: str) -> str | None:
 
     Windows refuses ``<>:"|?*`` (a ``:`` would even address an alternate data
     stream), silently drops a trailing dot or space, and reserves device names such
-    as ``con`` and ``nul`` (with any extension), where a write would vanish.
+    as ``con``, ``nul``, ``conin$``, ``com1``-``com9`` and ``com¹``-``com³`` (with
+    any extension, and spaces before it; the list of Python 3.13's
+    ``ntpath.isreserved``), where a write would vanish.
     """
     forbidden = sorted(set(name) & _WINDOWS_FORBIDDEN)
     if forbidden:
         return f"contains {''.join(forbidden)!r}, which Windows does not allow in file names"
     if name != name.rstrip(". "):
         return "ends with a dot or a space, which Windows drops from file names"
-    if name.split(".", 1)[0].lower() in _WINDOWS_DEVICES:
+    if name.split(".", 1)[0].rstrip(" ").lower() in _WINDOWS_DEVICES:
         return "is a device name on Windows"
     return None
 
 
 class _LocalBackend:
     """A folder on the local file system. Writes are atomic (temp file + rename).
+
+    The root may be a symbolic link (it is resolved once), but a key whose path below
+    the root passes through a link is refused (:class:`UnsafeNameError`): one leading
+    outside would escape the store, one leading inside would alias another report.
 
     On Windows, a key whose folder or file name Windows cannot hold is refused
     (see :func:`windows_name_problem`) rather than written somewhere else.
@@ -296,9 +325,17 @@ class _LocalBackend:
                 problem = windows_name_problem(name)
                 if problem is not None:
                     raise UnsafeNameError(f"key {key!r}: {name!r} {problem}")
-        path = (self.root / key).resolve()
+        lexical = self.root.joinpath(*(part for part in key.split("/") if part))
+        path = lexical.resolve()
         if path != self.root and self.root not in path.parents:  # defence in depth
             raise UnsafeNameError(f"key {key!r} resolves outside the store root {self.root}")
+        if os.path.normcase(path) != os.path.normcase(lexical):  # (normcase: Windows resolves to the disk's case)
+            # A link inside the store would alias another report: saving, loading or
+            # deleting this key would act on that one instead.
+            raise UnsafeNameError(
+                f"key {key!r} passes through a symbolic link inside the store root {self.root} "
+                f"(to {path.relative_to(self.root).as_posix() or '.'}); heta_nb does not follow links inside a store"
+            )
         return path
 
     def read(self, key: str) -> bytes:
@@ -404,8 +441,8 @@ class _FsspecBackend:
     def __init__(self, url: str) -> None:
         from heta_nb._fs import filesystem
 
-        self.fs, root = filesystem(url)
-        self.root = root.rstrip("/")
+        self.fs, self.path = filesystem(url)
+        self.root = self.path.rstrip("/")
         self.description = url
 
     def _path(self, key: str) -> str:
@@ -486,15 +523,37 @@ _QUOTES = "\"'"
 
 
 def _info_stamp(info: Mapping[str, Any]) -> str | None:
-    """A content identity fsspec reports the same way when listing and for one object.
+    """A version identity fsspec reports the same way when listing and for one object.
 
-    Only content hashes (times are reported in different types by ``find`` and
-    ``info``); None where the file system has none (then size alone is compared).
+    A content hash where there is one; else the modification (or, for ``memory://``,
+    creation) time, in whole microseconds since the epoch (``find`` and ``info`` report
+    times in different types: a float or a datetime). None where there is neither
+    (then size alone is compared).
     """
     for name in ("ETag", "etag", "md5Hash"):
         value = info.get(name)
         if isinstance(value, str) and value:
             return f"{name}:{value.strip(_QUOTES)}"
+    for name in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        micros = _epoch_micros(info.get(name))
+        if micros is not None:
+            return f"time:{micros}"
+    return None
+
+
+def _epoch_micros(value: Any) -> int | None:
+    """A time (datetime, POSIX seconds, or ISO-8601 text) in microseconds since the epoch."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return round(value.timestamp() * 1_000_000)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return round(value * 1_000_000)
     return None
 
 
@@ -508,12 +567,15 @@ def _relative(path: str, root: str) -> str:
 
 class _ObjectStoreBackend:
     """A heta-framework ObjectStore (async ``put/get/list/exists/delete``), e.g.
-    ``LocalObjectStore``. Heta's ``put`` is a single call, so atomicity is the store's."""
+    ``LocalObjectStore``. Heta's ``put`` is a single call, so atomicity is the store's.
+
+    An object's version is its ``ObjectInfo.etag`` (S3) or else its ``modified_at``.
+    """
 
     def __init__(self, store: Any) -> None:
         self.store = store
-        root = getattr(store, "root", None)
-        self.description = f"{type(store).__name__}({root})" if root is not None else type(store).__name__
+        where = _object_store_location(store)
+        self.description = f"{type(store).__name__}({where})" if where else type(store).__name__
 
     def read(self, key: str) -> bytes:
         data = run_sync(self.store.get(key))
@@ -538,7 +600,8 @@ class _ObjectStoreBackend:
         return entries[0] if entries else None
 
     def stamp(self, key: str) -> str | None:
-        return None  # Heta's ObjectInfo has a key and a size only
+        found = self.entry(key)
+        return found.stamp if found else None
 
     def check_root(self, *, missing_ok: bool) -> bool:
         return True
@@ -550,7 +613,8 @@ class _ObjectStoreBackend:
             key = getattr(info, "key", None)
             if isinstance(key, str):
                 size = getattr(info, "size", None)
-                entries.append(_Entry(key, int(size) if isinstance(size, int) else -1))
+                stamp = _info_stamp({"etag": getattr(info, "etag", None), "mtime": getattr(info, "modified_at", None)})
+                entries.append(_Entry(key, int(size) if isinstance(size, int) else -1, stamp))
         entries.sort(key=lambda e: e.key)
         return entries
 
@@ -574,6 +638,26 @@ class _ObjectStoreBackend:
         return len(entries)
 
 
+def _object_store_location(store: Any) -> str | None:
+    """Where a Heta ObjectStore keeps its objects: a folder, ``s3://bucket/prefix``..."""
+    config = getattr(store, "config", None)
+    for value in (getattr(store, "root", None), getattr(store, "_root", None), getattr(config, "root", None)):
+        if isinstance(value, (str, os.PathLike)):
+            return os.fspath(value)
+    bucket = getattr(config, "bucket", None)
+    if isinstance(bucket, str):
+        prefix = getattr(config, "prefix", "")
+        return f"s3://{bucket}/{prefix}".rstrip("/") if isinstance(prefix, str) else f"s3://{bucket}"
+    return None
+
+
+def _is_local_fs(fs: Any) -> bool:
+    """Whether an fsspec file system is the local disk (``file://``, ``local://``)."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)
+
+
 def _is_object_store(value: Any) -> bool:
     return all(callable(getattr(value, name, None)) for name in ("put", "get", "list", "exists", "delete"))
 
@@ -586,7 +670,8 @@ class ReportStore:
 
     Args:
         root: a local folder (``str``/``Path``), an fsspec URL (``memory://bucket``,
-            ``file:///tmp/x``, ``s3://bucket/prefix`` when s3fs is installed), or a
+            ``file:///tmp/x``, ``s3://bucket/prefix`` when s3fs is installed; a URL of
+            the local disk, such as ``local:///tmp/x``, is used as that folder), or a
             heta-framework ObjectStore such as ``LocalObjectStore`` (the object store
             of a KB's recipe: reports then sit next to the KB, as Heta puts them).
     """
@@ -601,7 +686,10 @@ class ReportStore:
         elif isinstance(root, str) and root.startswith("file://"):
             self._backend = _LocalBackend(Path(root[len("file://") :]))
         elif isinstance(root, str):
-            self._backend = _FsspecBackend(root)
+            remote = _FsspecBackend(root)
+            # fsspec's own local file system (``local://``, ``file::`` chains...) writes in
+            # place and follows links out of the store: use the local folder backend.
+            self._backend = _LocalBackend(Path(remote.path)) if _is_local_fs(remote.fs) else remote
         elif _is_object_store(root):
             self._backend = _ObjectStoreBackend(root)
         else:
@@ -649,10 +737,19 @@ class ReportStore:
         local stores write without joining); it must equal
         ``encode_report(report)`` and is ignored unless ``report_key`` is already set.
 
+        Only on a local folder is creating a new report exclusive between concurrent
+        writers; on fsspec and Heta object stores the existence check and the write
+        are two requests, so two writers racing for one new key can both succeed (the
+        last write wins).
+
+        The summary sidecar is written after the report; if that write fails the
+        report stays saved and a :class:`ReportStoreWarning` says so.
+
         Raises:
             UnsafeNameError: the KB name or report id cannot be used as a key.
             ReportExistsError: the key is taken and ``overwrite`` is false.
-            StoreError: the store failed.
+            StoreError: the store failed; no report was written (an overwritten one
+                is left as it was).
         """
         key = report_key(report.knowledge_base_name, report.report_id)
         if report.report_key != key:
@@ -680,14 +777,24 @@ class ReportStore:
                 size = len(blob)
                 backend.write(key, blob)
                 stamp = backend.stamp(key)
-            # After report.json, and naming its identity: a sidecar that does not match
-            # the report.json next to it (a concurrent overwrite) is ignored when listing.
-            summary = ReportSummary.of(report, key=key, size_bytes=size)
-            backend.write(sidecar_key, _encode_summary(summary, stamp))
         except (ReportExistsError, UnsafeNameError):
             raise
         except OSError as exc:
             raise StoreError(f"{self.location}: cannot write {key}: {exc}") from exc
+        # After report.json, and naming its identity: a sidecar that does not match
+        # the report.json next to it (a concurrent overwrite) is ignored when listing.
+        # The report is saved by now, so a sidecar that cannot be written (a full disk)
+        # is only a warning: listings then parse the report instead.
+        summary = ReportSummary.of(report, key=key, size_bytes=size)
+        try:
+            backend.write(sidecar_key, _encode_summary(summary, stamp))
+        except OSError as exc:
+            warnings.warn(
+                f"{self.location}: saved {key}, but cannot write {sidecar_key} ({exc}); "
+                "listings will read the report itself",
+                ReportStoreWarning,
+                stacklevel=2,
+            )
         return key
 
     def _exists_error(self, key: str, report: EvaluationReport) -> ReportExistsError:
@@ -726,7 +833,12 @@ class ReportStore:
 
     # -- reading -----------------------------------------------------------------------
     def exists(self, knowledge_base_name: str, report_id: str) -> bool:
-        """Whether a report is stored under these names."""
+        """Whether a report is stored under these names.
+
+        Raises:
+            UnsafeNameError: the names cannot be a key, or (local folder) their path
+                passes through a symbolic link inside the store or leads outside it.
+        """
         return self._backend.exists(report_key(knowledge_base_name, report_id))
 
     def load(self, knowledge_base_name: str, report_id: str) -> EvaluationReport:
@@ -761,12 +873,15 @@ class ReportStore:
         return decode_report(data, source=f"{self.location}/{key}")
 
     def latest(self, knowledge_base_name: str) -> EvaluationReport:
-        """The most recently started report of one knowledge base."""
+        """The most recently started report of one knowledge base.
+
+        Start times are compared as moments (their UTC offsets applied), not as text.
+        """
         kb = safe_slug(knowledge_base_name, "knowledge_base_name")
         rows = [s for s in self.summaries() if s.knowledge_base == kb]
         if not rows:
             raise ReportNotFoundError(f"{self.location}: no reports for knowledge base {knowledge_base_name!r}")
-        newest = max(rows, key=lambda s: (s.started_at, s.finished_at, s.report_id))
+        newest = max(rows, key=lambda s: (_instant(s.started_at), _instant(s.finished_at), s.report_id))
         return self.load_key(newest.key)
 
     def __iter__(self) -> Iterator[EvaluationReport]:
@@ -856,7 +971,7 @@ class ReportStore:
                 summary = ReportSummary.of(report, key=entry.key, size_bytes=len(data))
                 self._cache[(entry.key, entry.size, entry.stamp)] = summary
             rows.append(summary)
-        rows.sort(key=lambda s: (s.knowledge_base, s.started_at, s.report_id))
+        rows.sort(key=lambda s: (s.knowledge_base, _instant(s.started_at), s.report_id))
         return rows, problems
 
     def _read_sidecar(self, key: str) -> ReportSummary | None:
@@ -888,6 +1003,14 @@ class ReportStore:
         frame = summaries_frame(rows)
         frame.attrs["problems"] = [dict(p) for p in problems]
         return frame
+
+
+def _instant(value: str) -> tuple[int, float, str]:
+    """A sort key for an ISO-8601 time: the moment it names, whatever its offset
+    (``10:00+02:00`` is before ``09:00Z``); a time without offset counts as UTC, and
+    text that is not a time sorts before every time, by itself."""
+    micros = _epoch_micros(value) if isinstance(value, str) else None
+    return (0, 0.0, str(value)) if micros is None else (1, float(micros), "")
 
 
 def _describe(exc: BaseException) -> str:
