@@ -15,7 +15,10 @@ in ``corpus.jsonl`` (real datasets such as ArguAna have them) stay in the eviden
 in Heta and in BEIR's own scoring, and give one :class:`BenchmarkDataWarning` per
 qrels file; qrels of a query id missing from ``queries.jsonl`` (NFCorpus has them) are
 dropped, as in Heta, with one warning; MultiHop-RAG evidence naming an article that is
-not in ``corpus.json`` is kept with one warning per queries file.
+not in ``corpus.json`` is kept with one warning per queries file. BEIR qrels rows that
+Heta reads without complaint but not as the file meant also warn, once per kind: more
+than three columns (a TREC qrels file is misread), a repeated query/corpus pair with
+another score (the last wins), and scores that are not integers (truncated).
 
 Every error is a :class:`~heta_nb.errors.BenchmarkFormatError` whose message
 starts with the place: ``file:line`` for JSONL and TSV rows, ``file[index]`` for
@@ -24,6 +27,7 @@ JSON arrays, ``row <index>, column <name>`` for DataFrames, followed by the fiel
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import hashlib
@@ -272,6 +276,16 @@ def _check_file(path: Path, label: str) -> None:
         raise BenchmarkFormatError(f"{label}: is not a file ({path})")
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _encoding_hint(head: bytes) -> str:
+    """A hint for a file that is not UTF-8 because it is UTF-16 (PowerShell's ``>`` writes it)."""
+    if head.startswith(_UTF16_BOMS):
+        return "; the file starts with a UTF-16 byte-order mark: save it as UTF-8"
+    return ""
+
+
 def _lines(path: Path, label: str) -> Iterator[tuple[int, str]]:
     """``(1-based line number, line)``, split on ``\\n`` only, decoded as strict UTF-8.
 
@@ -284,8 +298,9 @@ def _lines(path: Path, label: str) -> Iterator[tuple[int, str]]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
+                hint = _encoding_hint(raw) if number == 1 else ""
                 raise BenchmarkFormatError(
-                    f"{label}:{number}: not valid UTF-8 ({exc.reason} at byte {exc.start} of the line)"
+                    f"{label}:{number}: not valid UTF-8 ({exc.reason} at byte {exc.start} of the line){hint}"
                 ) from None
             if number == 1 and line.startswith("\ufeff"):
                 line = line[1:]
@@ -367,7 +382,7 @@ def _read_json(path: Path, label: str) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise BenchmarkFormatError(f"{label}:{line}: not valid UTF-8 ({exc.reason})") from None
+        raise BenchmarkFormatError(f"{label}:{line}: not valid UTF-8 ({exc.reason}){_encoding_hint(raw)}") from None
     text = text.removeprefix("\ufeff")
     try:
         return json.loads(text)
@@ -643,20 +658,26 @@ def _read_qrels(path: Path, label: str) -> tuple[dict[str, dict[str, int]], dict
     """``{query_id: {corpus_id: relevance}}`` in file order (a repeated pair keeps the last score).
 
     Also the first line of each query id and of each corpus id with a score > 0.
+    Rows Heta reads without complaint but not as the file meant give one warning per
+    kind: more than three columns (a TREC qrels file is misread), a repeated pair with
+    another score, and scores that are not integers (truncated, ``0.5`` becomes 0).
     """
     qrels: dict[str, dict[str, int]] = {}
     query_lines: dict[str, int] = {}
     corpus_lines: dict[str, int] = {}
+    pair_lines: dict[tuple[str, str], int] = {}
+    wide: list[tuple[int, int]] = []  # (line, columns)
+    repeated: list[str] = []
+    truncated: list[str] = []
     first = True
     for number, line in _lines(path, label):
         text = line.strip()
         if not text:
             continue
         parts = text.split("\t")
-        if first:
-            first = False
-            if tuple(p.strip().lower() for p in parts[:3]) in _BEIR_HEADERS:
-                continue
+        is_first, first = first, False
+        if is_first and tuple(p.strip().lower() for p in parts[:3]) in _BEIR_HEADERS:
+            continue
         where = f"{label}:{number}"
         if len(parts) < 3:
             raise BenchmarkFormatError(
@@ -668,13 +689,54 @@ def _read_qrels(path: Path, label: str) -> tuple[dict[str, dict[str, int]], dict
         if not corpus_id:
             raise _fail(where, "corpus-id", "must not be empty")
         try:
-            relevance = int(float(score))
-        except (ValueError, OverflowError):
+            value = float(score)
+        except ValueError:
+            hint = ""
+            if len(parts) == 4:
+                hint = (
+                    "; the row has 4 columns: a TREC qrels file (query-id, iteration, corpus-id, relevance) "
+                    "must be converted to BEIR's query-id, corpus-id, score"
+                )
+            elif is_first:
+                hint = "; a header row must read query-id, corpus-id, score"
+            raise _fail(where, "score", f"{score!r} is not a number{hint}") from None
+        try:
+            relevance = int(value)
+        except (ValueError, OverflowError):  # nan, inf
             raise _fail(where, "score", f"{score!r} is not a number") from None
-        qrels.setdefault(query_id, {})[corpus_id] = relevance
+        if len(parts) > 3:
+            wide.append((number, len(parts)))
+        if value != relevance:
+            truncated.append(f"{score!r} on line {number} (read as {relevance})")
+        judged = qrels.setdefault(query_id, {})
+        pair = (query_id, corpus_id)
+        if pair in pair_lines and judged[corpus_id] != relevance:
+            repeated.append(
+                f"{query_id!r}/{corpus_id!r} on lines {pair_lines[pair]} and {number} "
+                f"(scores {judged[corpus_id]} and {relevance})"
+            )
+        pair_lines.setdefault(pair, number)
+        judged[corpus_id] = relevance
         query_lines.setdefault(query_id, number)
         if relevance > 0:
             corpus_lines.setdefault(corpus_id, number)
+    if wide:
+        wide_line, columns = wide[0]
+        _warn(
+            f"{label}: {len(wide)} row(s) have more than 3 tab-separated columns (line {wide_line} has {columns}); "
+            "only the first three are read, as query-id, corpus-id and score (as Heta and BEIR do). A TREC "
+            "qrels file (query-id, iteration, corpus-id, relevance) is misread this way: convert it first",
+        )
+    if repeated:
+        _warn(
+            f"{label}: {_dangling(len(repeated), repeated)} query-id/corpus-id pair(s) repeat with a different "
+            "score; the last score is used, as in Heta",
+        )
+    if truncated:
+        _warn(
+            f"{label}: {_dangling(len(truncated), truncated)} score(s) are not integers; they are truncated "
+            "as Heta does (int(float(score))), and a score truncated to 0 is not relevant",
+        )
     return qrels, query_lines, corpus_lines
 
 
@@ -711,7 +773,9 @@ def load_beir(
     kind gives one :class:`BenchmarkDataWarning` per qrels file with the count and the
     first ids and lines: a corpus id (score > 0) missing from ``corpus.jsonl`` stays in
     the evidence, as in Heta and BEIR's own scoring (it counts as never retrieved);
-    rows of a query id missing from ``queries.jsonl`` are left out, as in Heta.
+    rows of a query id missing from ``queries.jsonl`` are left out, as in Heta. Rows
+    with more than three columns, repeated pairs with another score and non-integer
+    scores are read as Heta reads them, with one warning per kind.
 
     Args:
         folder: the dataset folder.
@@ -1051,6 +1115,33 @@ def _layouts(split: str) -> dict[str, tuple[str, ...]]:
 _LAYOUT_TITLES = {"jsonl": "Heta JSONL", "beir": "BEIR", "multihop_rag": "MultiHop-RAG"}
 
 
+_COMPRESSED = (".gz", ".zip", ".bz2", ".xz")
+#: How many subfolders the "no benchmark found" message looks into.
+_NESTED_LIMIT = 50
+
+
+def _all_layout_files(layouts: Mapping[str, tuple[str, ...]]) -> list[str]:
+    return list(dict.fromkeys(f for files in layouts.values() for f in files))
+
+
+def _nested_benchmarks(folder: Path, layouts: Mapping[str, tuple[str, ...]]) -> list[str]:
+    """Subfolders (one level, e.g. an unzipped ``scifact/``) that match a layout (error path only)."""
+    try:
+        children = sorted(itertools.islice((c for c in folder.iterdir() if c.is_dir()), _NESTED_LIMIT))
+    except OSError:
+        return []
+    found = []
+    for child in children:
+        for fmt, files in layouts.items():
+            matches = all((child / f).is_file() for f in files)
+            if not matches and fmt == "beir":  # any split will do here
+                matches = all((child / f).is_file() for f in files[:2]) and any((child / "qrels").glob("*.tsv"))
+            if matches:
+                found.append(f"{child.name!r} ({_LAYOUT_TITLES[fmt]})")
+                break
+    return found
+
+
 def _detect(folder: Path, split: str) -> str:
     layouts = _layouts(split)
     found = [fmt for fmt, files in layouts.items() if all((folder / f).is_file() for f in files)]
@@ -1064,6 +1155,14 @@ def _detect(folder: Path, split: str) -> str:
     for fmt, files in layouts.items():
         missing = [f for f in files if not (folder / f).is_file()]
         lines.append(f"  - {_LAYOUT_TITLES[fmt]} (format={fmt!r}): {' + '.join(files)} (missing {', '.join(missing)})")
+    compressed = [
+        f"{f}{ext}" for f in _all_layout_files(layouts) for ext in _COMPRESSED if (folder / f"{f}{ext}").is_file()
+    ]
+    if compressed:
+        lines.append(f"  found {', '.join(compressed)}: decompress first (the loaders read plain files only)")
+    nested = _nested_benchmarks(folder, layouts)
+    if nested:
+        lines.append(f"  a subfolder holds a benchmark, load it instead: {', '.join(nested)}")
     qrels = folder / "qrels"
     if qrels.is_dir():
         splits = sorted(p.stem for p in qrels.glob("*.tsv"))
@@ -1192,17 +1291,58 @@ def _cell_list(value: Any) -> Any:
     return value
 
 
+def _integral(value: Any) -> Any:
+    """A float with an integer value (``42.0``) as an int, in a cell or one level of list.
+
+    pandas stores an integer column that has a missing value as float64, so ids and
+    answers such as ``42`` arrive as ``42.0``; ``str()`` would make the answer "42.0".
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value
+
+
+def _list_text(value: Any, where: str, column: str) -> None:
+    """Refuse a string that holds a whole list (a list column read back from CSV)."""
+    if not isinstance(value, str):
+        return
+    text = value.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return
+    if isinstance(parsed, (list, tuple)):
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise _fail(
+            where,
+            f"column {column!r}",
+            f"{shown!r} is a list stored as text (e.g. a DataFrame read back from CSV): convert the column "
+            "with ast.literal_eval or json.loads first (to keep it as one text, put it in a list)",
+        )
+
+
 def _frame_id(value: Any, where: str, column: str) -> str:
-    value = _plain(value)
+    value = _integral(_plain(value))
     if _is_missing(value):
         raise _fail(where, f"column {column!r}", "is missing")
     return _required_text(value, where, f"column {column!r}", ints=True)
 
 
-def _frame_evidence(value: Any, where: str, column: str, manifest: BenchmarkManifest) -> tuple[BenchmarkEvidence, ...]:
-    value = _plain(_cell_list(value))
+def _frame_evidence(
+    value: Any, where: str, column: str, manifest: BenchmarkManifest
+) -> tuple[tuple[BenchmarkEvidence, ...], list[str]]:
+    """The evidence of one cell, and the document ids it gave as bare ids."""
+    value = _integral(_plain(_cell_list(value)))
     if value is None:
-        return ()
+        return (), []
+    _list_text(value, where, column)
     if isinstance(value, (str, int, Mapping)) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, list):
@@ -1212,6 +1352,7 @@ def _frame_evidence(value: Any, where: str, column: str, manifest: BenchmarkMani
             f"must be a list of document ids or evidence objects, got {json_type_name(value)}",
         )
     items = []
+    bare = []
     prefix = f"raw/benchmarks/{manifest.name}/{manifest.split}/"
     for i, item in enumerate(value):
         field = f"column {column!r}[{i}]"
@@ -1219,10 +1360,11 @@ def _frame_evidence(value: Any, where: str, column: str, manifest: BenchmarkMani
             items.append(_evidence_item(item, where, field))
         else:
             document_id = _required_text(item, where, field, ints=True)
+            bare.append(document_id)
             items.append(
                 BenchmarkEvidence(reference_id=document_id, locator={"source_key_prefix": f"{prefix}{document_id}/"})
             )
-    return tuple(items)
+    return tuple(items), bare
 
 
 def _frame_documents(documents: Any) -> list[BenchmarkDocument]:
@@ -1314,7 +1456,11 @@ def benchmark_from_frame(
     and a ``source_key_prefix`` locator for ``manifest``), evidence objects in the JSONL
     schema, or a mix. The answers and evidence columns may be absent when they keep
     their default names. Every other column is a label unless ``label_columns`` says
-    which.
+    which. Ids, answers and evidence ids that are floats with an integer value are read
+    as integers (pandas stores an integer column with a missing value as float64, so
+    ``42`` arrives as ``42.0``). A text cell holding a whole list (``"['a', 'b']"``, as
+    ``read_csv`` gives back) is an error. Bare evidence ids missing from ``documents``
+    (when given) give one :class:`BenchmarkDataWarning`.
 
     Args:
         frame: the cases.
@@ -1356,6 +1502,7 @@ def benchmark_from_frame(
 
     cases: list[BenchmarkCase] = []
     firsts: dict[str, Any] = {}
+    bare_ids: list[tuple[str, str]] = []  # (where, id) of evidence given as a bare document id
     for index, row in zip(frame.index, frame.to_dict("records")):
         where = f"row {index!r}"
         cid = _frame_id(row[case_id], where, case_id)
@@ -1368,12 +1515,14 @@ def benchmark_from_frame(
         query_text = _required_text(text, where, f"column {query!r}")
         answer_values: tuple[str, ...] = ()
         if answers_col is not None:
-            cell = _plain(_cell_list(row[answers_col]))
+            cell = _integral(_plain(_cell_list(row[answers_col])))
+            _list_text(cell, where, answers_col)
             if cell is not None:
                 answer_values = _answers(cell, where, f"column {answers_col!r}")
         evidence_values: tuple[BenchmarkEvidence, ...] = ()
         if evidence_col is not None:
-            evidence_values = _frame_evidence(row[evidence_col], where, evidence_col, bench_manifest)
+            evidence_values, bare = _frame_evidence(row[evidence_col], where, evidence_col, bench_manifest)
+            bare_ids.extend((where, document_id) for document_id in bare)
         try:
             cases.append(
                 BenchmarkCase(
@@ -1387,9 +1536,18 @@ def benchmark_from_frame(
             if isinstance(exc, BenchmarkFormatError):
                 raise
             raise BenchmarkFormatError(f"{where}: {exc}") from None
+    frame_documents = _frame_documents(documents)
+    if frame_documents and bare_ids:
+        known = {d.document_id for d in frame_documents}
+        unknown = [f"{where} {ref!r}" for where, ref in bare_ids if ref not in known]
+        if unknown:
+            _warn(
+                f"column {evidence_col!r}: {_dangling(len(unknown), unknown)} document id(s) are not in documents; "
+                "they stay in the evidence but can never be retrieved",
+            )
     return _benchmark(
         bench_manifest,
-        _frame_documents(documents),
+        frame_documents,
         cases,
         evaluators=_evaluators(evaluators, JSONL_DEFAULT_EVALUATORS),
         source="DataFrame",
