@@ -15,8 +15,8 @@ from typing import Any
 
 from heta_nb.model._record import RichDisplay
 from heta_nb.model.report import EvaluationReport
-from heta_nb.runner.engine import Engine, RunConfig, subscriber_guard
-from heta_nb.runner.events import Event, RunState, reduce
+from heta_nb.runner.engine import Engine, RunConfig, describe, subscriber_guard
+from heta_nb.runner.events import Event, RunFinished, RunState, reduce
 
 __all__ = ["EvaluationRun"]
 
@@ -29,7 +29,10 @@ class EvaluationRun(RichDisplay):
 
     ``state`` is the live :class:`~heta_nb.runner.events.RunState`; ``cancel()`` stops
     it and the result is the partial report; ``result(timeout)`` waits for the
-    report; ``await run`` works too. Created by :func:`heta_nb.start`.
+    report; ``await run`` works too, on any event loop. Only ``cancel()`` stops the
+    run: a wait that ends early (a ``result`` timeout, ``asyncio.wait_for(run, t)``, a
+    cancelled awaiting task) leaves it running, and a later wait still gets its
+    report. Created by :func:`heta_nb.start`.
     """
 
     def __init__(
@@ -44,6 +47,10 @@ class EvaluationRun(RichDisplay):
         self._subscribers: list[Callable[[Event], None]] = [self._track, *(subscribers or [])]
         self.events: list[Event] | None = [] if record_events else None
         self._future: concurrent.futures.Future[EvaluationReport] = concurrent.futures.Future()
+        # running from the start: a cancelled ``await run`` (asyncio.wrap_future cancels the
+        # future it wraps) must not cancel it, or every later wait would get CancelledError
+        self._future.set_running_or_notify_cancel()
+        self._start_lock = threading.Lock()
         self._engine = Engine(config, emit=subscriber_guard(self._subscribers))
         self._thread: threading.Thread | None = None
         self.report_id = self._engine.report_id
@@ -60,19 +67,40 @@ class EvaluationRun(RichDisplay):
         self._subscribers.append(subscriber)
 
     def start(self) -> EvaluationRun:
-        """Start the run on a background thread (idempotent)."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._main, name=f"heta_nb-run-{self.report_id}", daemon=True)
-            self._thread.start()
+        """Start the run on a background thread (idempotent, also from several threads)."""
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._main, name=f"heta_nb-run-{self.report_id}", daemon=True)
+                self._thread.start()
         return self
 
     def _main(self) -> None:
         try:
             report = asyncio.run(self._engine.run())
         except BaseException as exc:  # delivered to whoever waits on the result
+            self._finish_state(exc)
             self._future.set_exception(exc)
         else:
             self._future.set_result(report)
+
+    def _finish_state(self, exc: BaseException) -> None:
+        """After a run that ended without its ``RunFinished`` (a ``SystemExit`` or
+        ``KeyboardInterrupt`` raised by KB code), tell the state and the views it failed."""
+        state = self.state
+        if state.finished:
+            return
+        seconds = self._engine.now()
+        self._engine.emit(
+            RunFinished(
+                status="failed",
+                done=state.done,
+                total=state.total,
+                errors=state.errors,
+                seconds=seconds,
+                error=f"{type(exc).__name__}: {describe(exc)}",
+                t=seconds,
+            )
+        )
 
     # -- inspection ------------------------------------------------------------------
     @property
@@ -92,21 +120,33 @@ class EvaluationRun(RichDisplay):
 
     # -- control -----------------------------------------------------------------------
     def cancel(self) -> None:
-        """Stop the run: finished cases are kept and the partial report is saved."""
+        """Stop the run: finished cases are kept and the partial report is saved.
+
+        Safe from any thread, more than once, and before the run has started (it then
+        stops before its first query); no effect once the run has finished.
+        """
         self._engine.cancel_threadsafe()
 
     def result(self, timeout: float | None = None) -> EvaluationReport:
         """Wait for the report (partial if cancelled); Ctrl-C while waiting cancels the run.
 
+        Starts the run if :meth:`start` was not called. Safe from several threads at once
+        (each gets the same report). After Ctrl-C the run is cancelled and the partial
+        report is waited for without a timeout (a second Ctrl-C stops that wait).
         On the main thread the wait is sliced (:data:`_WAIT_SLICE` seconds at most per
         wait), so a SIGINT whose C handler ran on another thread (``signal.raise_signal``
         from a timer, a signal delivered to a worker thread) still reaches Python's
         handler promptly. Each slice wakes the moment the run finishes.
 
         Raises:
-            TimeoutError: not finished within ``timeout`` seconds.
+            TimeoutError: not finished within ``timeout`` seconds; the run goes on (call
+                ``result`` again for its report, or :meth:`cancel`).
             RunFailedError: the run failed after it started (``.report`` has what finished).
+            Exception: what stopped the run before its first query, with its own type
+                (a benchmark that cannot be loaded: ``FileNotFoundError``,
+                ``BenchmarkFormatError``...).
         """
+        self.start()
         try:
             return self._wait(timeout)
         except KeyboardInterrupt:
@@ -134,6 +174,12 @@ class EvaluationRun(RichDisplay):
                 # not finished yet: back to the loop, where Python runs pending signal handlers
 
     def __await__(self) -> Generator[Any, None, EvaluationReport]:
+        """``await run``: :meth:`result` without blocking the awaiting event loop.
+
+        Cancelling the awaiting task (``asyncio.wait_for`` timing out, say) ends only
+        that wait, as a ``result`` timeout does: the run goes on until :meth:`cancel`.
+        """
+        self.start()
         return asyncio.wrap_future(self._future).__await__()
 
     def __repr__(self) -> str:
