@@ -14,7 +14,7 @@ from runner_support import FlakyKB, SlowKB, cancel_after, exact_kb, toy_benchmar
 
 import heta_nb
 from heta_nb import ReportStore
-from heta_nb.errors import ReportExistsError, ReportInUseError, UnsafeNameError
+from heta_nb.errors import HetaNbError, ReportExistsError, ReportInUseError, UnsafeNameError
 from heta_nb.model import QueryResponse, heta_score_summary
 from heta_nb.runner import RunError, event_from_dict, replay
 from heta_nb.runner.checkpoint import CHECKPOINT_FILE, read_checkpoint
@@ -244,12 +244,41 @@ def test_the_lock_goes_with_a_failed_run(tmp_path: Path) -> None:
     folder = tmp_path / report_prefix("toy kb", "failed")
     folder.mkdir(parents=True)
     (folder / "report.json").mkdir()  # a folder where the report goes: the save fails
-    with pytest.raises(heta_nb.runner.RunFailedError, match="could not be saved"):
+    with pytest.raises(HetaNbError, match="could not be saved") as failed:  # what heta_nb raises on purpose
         _run(benchmark=toy_benchmark(10), kb=kb, store=store, report_id="failed", resume=True)
+    assert isinstance(failed.value, heta_nb.runner.RunFailedError) and isinstance(failed.value, RuntimeError)
     assert (folder / CHECKPOINT_FILE).exists()
     (folder / "report.json").rmdir()
     final = _run(benchmark=toy_benchmark(10), kb=kb, store=store, report_id="failed", resume=True)
     assert final.metadata["heta_nb"]["resumed"] == 20 and kb.calls == 20
+
+
+class ExitingKB:
+    """Calls ``sys.exit`` on its fifth query (KB code that ends the process, as far as it knows)."""
+
+    name = "exiting kb"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def query(self, query: str, *, mode: str, top_k: int, options: dict, trace: bool) -> Any:
+        self.calls += 1
+        if self.calls == 5:
+            raise SystemExit("the KB called sys.exit")
+        await asyncio.sleep(0.001)
+        return exact_kb(query, mode=mode, top_k=top_k)
+
+
+def test_a_run_killed_by_a_base_exception_releases_its_checkpoint(tmp_path: Path) -> None:
+    """A SystemExit from KB code stops the run; the same kernel can still resume the report."""
+    with pytest.raises(SystemExit, match="the KB called sys.exit"):
+        _run(benchmark=toy_benchmark(30), kb=ExitingKB(), store=tmp_path, report_id="exit", concurrency=2)
+    assert (tmp_path / report_prefix("toy kb", "exit") / CHECKPOINT_FILE).exists()
+    kb = SlowKB(delay=0.001)
+    final = _run(benchmark=toy_benchmark(30), kb=kb, store=tmp_path, report_id="exit", resume=True)
+    info = final.metadata["heta_nb"]
+    assert info["status"] == "complete" and len(final.case_results) == 60
+    assert kb.calls == 60 - info["resumed"]
 
 
 def test_a_line_torn_by_a_kill_is_ended_before_a_resumed_run_appends(tmp_path: Path) -> None:

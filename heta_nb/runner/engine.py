@@ -19,6 +19,7 @@ Compared with Heta 0.1.2's ``BenchmarkRunner`` (spec section 5):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import hashlib
 import inspect
@@ -34,7 +35,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from heta_nb import __version__
-from heta_nb.errors import ReportExistsError
+from heta_nb.errors import HetaNbError, ReportExistsError
 from heta_nb.evaluators.base import KEYWORDS, NATIVE, PreparedEvaluator, as_evaluator, score_data
 from heta_nb.model._json import _ORJSON_DUMPS, dumps_bytes, dumps_bytes_exact, to_json_value
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
@@ -63,11 +64,11 @@ from heta_nb.store import ReportStore, safe_slug
 __all__ = ["Engine", "RunConfig", "RunError", "RunFailedError", "shard_of"]
 
 
-class RunError(ValueError):
+class RunError(HetaNbError, ValueError):
     """The run's configuration is invalid (raised before any query)."""
 
 
-class RunFailedError(RuntimeError):
+class RunFailedError(HetaNbError, RuntimeError):
     """The run stopped on an error after it started; ``report`` holds what finished.
 
     The partial report is also saved in the store (status ``failed``) with its
@@ -374,6 +375,14 @@ class Engine:
             else:  # pragma: no cover - Python 3.10
                 self._wait_for = float(timeout)
         self.started_at = _utc_now()
+        try:
+            return await self._run()
+        finally:  # also after a BaseException from KB code (SystemExit...): never leave the lock held
+            if self._checkpoint is not None:
+                with contextlib.suppress(OSError):
+                    self._checkpoint.close()
+
+    async def _run(self) -> EvaluationReport:
         status: RunStatus = "complete"
         failure: str | None = None
         try:
