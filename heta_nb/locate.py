@@ -31,9 +31,14 @@ def split_store_reference(text: str) -> tuple[str, str, str | None] | None:
     if "://" in text:
         scheme, rest = text.split("://", 1)
         scheme += "://"
+    host = ""
+    if scheme.lower() in ("http://", "https://"):  # host:port is not STORE:KB
+        authority, slash, path = rest.partition("/")
+        host, rest = authority + slash, path
     if ":" not in rest:
         return None
     store, _, names = rest.rpartition(":")
+    store = host + store
     if not store or not names or (len(store) == 1 and store.isalpha()):  # C:\... on Windows
         return None
     if "/" in names:
