@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,8 @@ def test_same_numbers_as_hetas_runner(tmp_path: Path) -> None:
         on_event=events.append,
     )
     assert dict(ours.score_summary) == dict(theirs.score_summary)
+    # to_dict() is plain JSON, though the results share Heta's data (its tuples included)
+    assert ours.to_dict() == json.loads(ours.to_json())
     assert [(r.case_id, r.query_mode) for r in ours.case_results] == [
         (r.case_id, r.query_mode) for r in theirs.case_results
     ]

@@ -205,10 +205,15 @@ def freeze(value: Any) -> Any:
 
 
 def copy_json(value: Any) -> Any:
-    """Deep-copy a tree of dicts and lists (much faster than ``copy.deepcopy``)."""
-    if type(value) is dict:
+    """Deep-copy a tree of dicts and lists (much faster than ``copy.deepcopy``).
+
+    Tuples become lists, as JSON gives them back: a result the runner shares with a
+    Heta response may hold Heta's tuples (``source["chunk_ids"]``).
+    """
+    kind = type(value)
+    if kind is dict:
         return {key: copy_json(item) for key, item in value.items()}
-    if type(value) is list:
+    if kind is list or kind is tuple:
         return [copy_json(item) for item in value]
     return value
 
