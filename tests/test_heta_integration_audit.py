@@ -326,8 +326,11 @@ def test_lint_reports_heta_beir_metrics_that_cannot_judge_locator_only_evidence(
     codes, scores = _lint_and_score(tmp_path, evidence, (BeirRetrievalMetric("recall", 3),))
     assert scores == {"beir_recall@3": (0.0, True)}  # skipped: it can never score
     assert codes == {"no_document_ids"}
-    # heta_nb's own metric of that name reads the locator, so nothing to report there
-    assert {i.code for i in lint_benchmark(_cases(evidence), ["beir_recall@3"], manifest=_manifest())} == set()
+    # heta_nb's metric of that name is Heta's (reference ids only): the same trap; its recall@3 reads the locator
+    assert {i.code for i in lint_benchmark(_cases(evidence), ["beir_recall@3"], manifest=_manifest())} == {
+        "no_document_ids"
+    }
+    assert {i.code for i in lint_benchmark(_cases(evidence), ["recall@3"], manifest=_manifest())} == set()
     zero = {"reference_id": "lh1", "metadata": {"relevance": 0}}
     assert {i.code for i in lint_benchmark(_cases(zero), [BeirRetrievalMetric("ndcg", 3)], manifest=_manifest())} == {
         "no_document_ids"

@@ -7,8 +7,15 @@ unlike SQuAD); a missing answer counts as ``""``; the value and ``passed`` are b
 Cases without expected answers score False with ``skipped: true`` (Heta averages
 them in as 0.0).
 
-``answer_f1`` is SQuAD-style token F1: lowercase, strip punctuation and the articles
-a/an/the, split on whitespace, then the best F1 over the expected answers.
+``answer_f1`` is the official SQuAD v1.1 token F1 (``evaluate-v1.1.py``): lowercase,
+*delete* ASCII punctuation (``string.punctuation``; so ``"don't"`` is the one token
+``dont`` and ``"U.S."`` is ``us``), then drop the whole words a/an/the, split on
+whitespace; F1 is 0.0 when no token is shared, which includes an answer or an
+expected answer with no tokens left (``"The"``, ``"!"``, a missing answer). The value
+is the best F1 over the expected answers (the first best on ties); ``passed`` is None;
+metadata ``best_answer`` (that expected answer, verbatim), ``precision`` and
+``recall`` (of that pair). Cases without expected answers score 0.0 with ``skipped:
+true``.
 """
 
 from __future__ import annotations
@@ -54,23 +61,36 @@ class AnswerExactMatch(_AnswerMatch):
     exact = True
 
 
-_PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}]")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
 def squad_tokens(text: str) -> list[str]:
-    """SQuAD normalisation: lowercase, no punctuation, no articles, whitespace tokens."""
-    text = _PUNCTUATION.sub(" ", text.lower())
+    """SQuAD v1.1 normalisation: lowercase, delete punctuation, drop articles, split.
+
+    Args:
+        text: An answer.
+
+    Returns:
+        Its tokens, e.g. ``["dont", "us"]`` for ``"Don't the U.S.!"``.
+    """
+    text = text.lower().translate(_PUNCTUATION)
     return _ARTICLES.sub(" ", text).split()
 
 
 def token_f1(prediction: str, gold: str) -> tuple[float, float, float]:
-    """``(f1, precision, recall)`` of SQuAD tokens; two empty answers score 1.0."""
+    """SQuAD v1.1 token F1 of one prediction against one expected answer.
+
+    Args:
+        prediction: The response's answer.
+        gold: One expected answer.
+
+    Returns:
+        ``(f1, precision, recall)``; all 0.0 when no token is shared (also when either
+        side has no tokens, as in the official v1.1 script).
+    """
     predicted = squad_tokens(prediction)
     expected = squad_tokens(gold)
-    if not predicted or not expected:
-        same = float(predicted == expected)
-        return same, same, same
     common = sum((Counter(predicted) & Counter(expected)).values())
     if common == 0:
         return 0.0, 0.0, 0.0

@@ -3,19 +3,35 @@
 
 **Relevance judgements** come from the case's expected evidence: each item with a
 ``reference_id`` is a relevant benchmark document, graded by ``metadata.relevance``
-(default 1; values <= 0 are judged non-relevant; repeated ids keep the maximum).
-An item with only a locator whose ``source_key``/``source_key_prefix`` is a raw key
+(default 1; a grade that is not a number counts as 1; values <= 0 are judged
+non-relevant; repeated ids keep the maximum). For the trec_eval-style names, an item
+with only a locator whose ``source_key``/``source_key_prefix`` is a raw key
 ``raw/benchmarks/{name}/{split}/{document_id}/...`` counts for that document too.
 
 **Ranking**: a response returns chunks, judgements are per document, so each result
 is mapped to benchmark document ids and the list is de-duplicated (first occurrence
-wins); rank = position in that document list, cut at K. A result's ids come from its
-provenance (``source``, ``source.origin``, ``metadata.origin_source_key`` and then
-``metadata``), in order: ``benchmark_document_id``/``beir_document_id`` (and their
-list forms); the document id parsed from a raw key (``source_key``/``object_key``);
-then ``document_id``/``document_ids`` *unless* it is Heta's internal parsed id
-(``doc_`` + 16 hex digits), so a non-Heta KB that reports the benchmark's own id
-works directly. A result with no mappable id takes no rank (as in Heta).
+wins); rank = position in that document list, cut at K. The results' ``score`` is not
+used: the response order is the ranking, ties included (trec_eval would re-sort a run
+by score; :func:`heta_nb.evaluators.ranking.order_by_score` does that when wanted). A
+result's ids come from its provenance (``source``, ``source.origin``,
+``metadata.origin_source_key`` and then ``metadata``), in order:
+``beir_document_id``/``benchmark_document_id`` (and their list forms); the document id
+parsed from a raw key (``source_key``/``object_key``); then, for the trec_eval-style
+names only and only when nothing else was found, ``document_id``/``document_ids``
+*unless* it is Heta's internal parsed id (``doc_`` + 16 hex digits), so a non-Heta KB
+that reports the benchmark's own id works directly. A result with no mappable id takes
+no rank (as in Heta).
+
+**Heta's names** ``beir_ndcg@K``, ``beir_map@K``, ``beir_recall@K``, ``beir_precision@K``
+and ``beir_mrr@K`` reproduce heta-framework 0.1.2's ``BeirRetrievalMetric`` exactly
+(value, ``passed`` None and Heta's metadata keys, tested against Heta's own evaluator):
+judgements come from reference ids only, grades are read with ``int()``, and a
+result's ``document_id`` is never used. For example, evidence
+``{"locator": {"source_key_prefix": "raw/benchmarks/b/test/d1/"}}`` without a
+reference id is a judgement for ``recall@5`` (document ``d1``) but not for
+``beir_recall@5``, which is skipped as in Heta; and a result whose only provenance is
+``{"document_id": "d1"}`` is ranked by ``recall@5`` but takes no rank in
+``beir_recall@5``.
 
 **Formulas** (see :mod:`heta_nb.evaluators.ranking`, tested against ir_measures):
 trec_eval's ``ndcg_cut`` uses linear gain (``rel``) and ``map_cut`` divides by the
@@ -25,11 +41,19 @@ numbers compare with Heta's reports. They agree for binary judgements with |R| <
 Example (judgements ``{a: 2, b: 1, c: 1}``, ranking ``[b, x, a]``, K = 2): ``ndcg@2`` =
 0.380 but ``beir_ndcg@2`` = 0.275; ``map@2`` = 0.333 but ``beir_map@2`` = 0.5.
 
-Cases without relevant documents score 0.0 with ``skipped: true``.
+**Metadata** (JSON): ``relevant_documents`` (number of judged-relevant documents),
+``retrieved_documents`` (length of the cut ranking), ``matched_documents`` (the ranked
+relevant ids, in rank order) — Heta's three keys — plus heta_nb's
+``missing_documents`` (relevant ids not in the cut ranking, in evidence order).
+
+Cases without relevant documents score 0.0 with ``skipped: true`` (reason ``"case has
+no relevant documents"``; for the ``beir_*`` names Heta's ``"case has no BEIR
+qrels"``), which Heta's summary averages in.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -74,8 +98,17 @@ def document_id_from_key(key: Any) -> str | None:
     return None
 
 
-def result_document_ids(result: Mapping[str, Any]) -> list[str]:
-    """Benchmark document ids of one serialized result (see the module docstring)."""
+def result_document_ids(result: Mapping[str, Any], *, heta: bool = False) -> list[str]:
+    """Benchmark document ids of one serialized result (see the module docstring).
+
+    Args:
+        result: One serialized result (``id``, ``source``, ``metadata``).
+        heta: Heta's ``BeirRetrievalMetric`` mapping, which never falls back to
+            ``document_id``/``document_ids``.
+
+    Returns:
+        The result's document ids, de-duplicated, in provenance order.
+    """
     found: dict[str, None] = {}
 
     def add(value: Any) -> None:
@@ -96,7 +129,7 @@ def result_document_ids(result: Mapping[str, Any]) -> list[str]:
         for key in ("source_keys", "object_keys"):
             for value in as_sequence(candidate.get(key)):
                 add(document_id_from_key(value))
-    if not found:
+    if not found and not heta:
         for candidate in candidates:
             for value in (candidate.get("document_id"), *as_sequence(candidate.get("document_ids"))):
                 if value is not None and not _HETA_PARSED_ID.match(str(value)):
@@ -104,11 +137,11 @@ def result_document_ids(result: Mapping[str, Any]) -> list[str]:
     return list(found)
 
 
-def ranked_document_ids(results: Sequence[Mapping[str, Any]], k: int) -> list[str]:
-    """The de-duplicated document ranking of a response, cut at ``k``."""
+def ranked_document_ids(results: Sequence[Mapping[str, Any]], k: int, *, heta: bool = False) -> list[str]:
+    """The de-duplicated document ranking of a response (in response order), cut at ``k``."""
     ranked: dict[str, None] = {}
     for result in results:
-        for document_id in result_document_ids(result):
+        for document_id in result_document_ids(result, heta=heta):
             if document_id not in ranked:
                 ranked[document_id] = None
                 if len(ranked) >= k:
@@ -117,11 +150,20 @@ def ranked_document_ids(results: Sequence[Mapping[str, Any]], k: int) -> list[st
 
 
 def judgements(case: Any, *, integer: bool = False) -> dict[str, float]:
-    """Relevance judgements of a case (document id -> grade > 0), from its evidence."""
+    """Relevance judgements of a case (document id -> grade > 0), from its evidence.
+
+    Args:
+        case: A benchmark case (heta_nb's or Heta's).
+        integer: Heta's ``BeirRetrievalMetric`` reading: grades through ``int()`` and
+            judgements from reference ids only (a locator-only item is no judgement).
+
+    Returns:
+        Document id -> grade, only grades > 0.
+    """
     qrels: dict[str, float] = {}
     for evidence in case.expected.evidence:
         document_id = evidence.reference_id
-        if not document_id:
+        if not document_id and not integer:
             locator = evidence.locator or {}
             document_id = document_id_from_key(locator.get("source_key") or locator.get("source_key_prefix"))
         if not document_id:
@@ -130,6 +172,8 @@ def judgements(case: Any, *, integer: bool = False) -> dict[str, float]:
         try:
             value = float(int(grade)) if integer else float(grade)
         except (TypeError, ValueError):
+            value = 1.0
+        if not math.isfinite(value):  # "nan" / "inf": not a grade (Heta's int() rejects them too)
             value = 1.0
         if value > 0:
             qrels[document_id] = max(value, qrels.get(document_id, 0.0))
@@ -154,8 +198,8 @@ class DocumentMetric(BuiltinEvaluator):
         """Score one serialized response against the case's judgements."""
         qrels = judgements(case, integer=self._heta)
         if not qrels:
-            return self._skipped(0.0, "case has no relevant documents")
-        ranked = ranked_document_ids(response["results"], self.k)
+            return self._skipped(0.0, "case has no BEIR qrels" if self._heta else "case has no relevant documents")
+        ranked = ranked_document_ids(response["results"], self.k, heta=self._heta)
         value = self._function(ranked, qrels, self.k)
         matched = [d for d in ranked if d in qrels]
         return {

@@ -9,7 +9,7 @@ Which test applies depends on what the item sets, in Heta's order:
   starts with it; ``document_id``: among the result's document ids, which for Heta's
   engines are Heta's *parsed* ids ``doc_<sha16>``, never benchmark ids; ``chunk_id``:
   the result id or one of ``source.chunk_ids``; any other key: ``source[key] ==
-  value``, strict and type-sensitive);
+  value``, strict and type-sensitive, ``1 != "1"``);
 * text only: casefolded, whitespace-collapsed containment **in either direction**;
 * a reference id only: equals the result id, or one of its document ids, source
   keys or object keys exactly. A reference id is ignored when a locator or text is
@@ -17,8 +17,25 @@ Which test applies depends on what the item sets, in Heta's order:
 
 A result's candidate provenance is its ``source``, ``source["origin"]`` (when a
 mapping) and ``{"object_key": metadata["origin_source_key"]}`` (when present).
-Cases without evidence score 0.0 with ``skipped: true``, which Heta averages in.
-Numbers equal Heta's to the bit (tested against Heta's own evaluator).
+Cases without evidence score 0.0 with ``skipped: true`` (reason ``"case has no
+expected evidence"``), which Heta averages in. Otherwise ``value`` is matched /
+expected, ``passed`` is None, and the metadata has Heta's keys ``matched``,
+``expected`` and ``matched_reference_ids`` (reference ids of the matched items, in
+evidence order, repeats kept) plus heta_nb's ``missing_reference_ids`` (those of the
+unmatched items).
+
+Numbers equal Heta's to the bit (tested against Heta's own evaluator on random
+cases), with two deliberate differences, both only for responses built in Python:
+
+* heta_nb scores the response as the report stores it, i.e. after Heta's
+  ``_json_safe`` (tuples and sets become lists, mapping keys strings), and compares
+  an "any other key" locator value in that same JSON form. Heta compares the live
+  objects, so locator ``{"heading_path": ["a", "b"]}`` against a source value
+  ``("a", "b")`` is a miss in Heta (list != tuple) but a hit here; same-typed values
+  (both tuples, or both lists as in every stored report) agree.
+* ``source.chunk_ids`` that is null: Heta raises ``TypeError`` (the case becomes an
+  error result in Heta's runner); heta_nb treats it as no chunk ids. A string
+  ``chunk_ids`` is searched as a substring, as in Heta (``"c" in "c2"``).
 """
 
 from __future__ import annotations
@@ -27,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from heta_nb.evaluators.base import BuiltinEvaluator
+from heta_nb.model._json import heta_json_safe
 
 __all__ = ["EvidenceRecall", "as_sequence", "normalize_text", "result_source_candidates", "source_values"]
 
@@ -182,9 +200,17 @@ def _locator_matches(locator: Mapping[str, Any], result: _ResultView) -> bool:
             chunk_ids = (result.data.get("source") or {}).get("chunk_ids", ())
             if expected != result.data.get("id") and expected not in (chunk_ids or ()):
                 return False
-        elif (result.data.get("source") or {}).get(key) != expected:
+        elif (result.data.get("source") or {}).get(key) != _json_form(expected):
             return False
     return True
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _json_form(value: Any) -> Any:
+    """``value`` as a stored report holds it (Heta's ``_json_safe``); scalars as they are."""
+    return value if type(value) in _SCALARS else heta_json_safe(value)
 
 
 def _sole_source(data: Mapping[str, Any]) -> Mapping[str, Any] | None:

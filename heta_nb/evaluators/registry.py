@@ -13,7 +13,7 @@ from heta_nb.evaluators.evidence import EvidenceRecall
 __all__ = ["available", "get"]
 
 _ALIASES = {"success": "hit", "rr": "mrr", "p": "precision", "r": "recall"}
-_AT_K = re.compile(r"^(?P<metric>[a-z_]+)@(?P<k>\d+)$")
+_AT_K = re.compile(r"(?P<metric>[a-z_]+)@(?P<k>[0-9]+)")
 _HINTS = {"f1": "answer_f1", "token_f1": "answer_f1", "em": "answer_exact_match", "exact_match": "answer_exact_match"}
 _PLAIN = {"answer_contains": AnswerContains, "answer_exact_match": AnswerExactMatch, "answer_f1": AnswerF1}
 
@@ -32,8 +32,11 @@ def get(name: str) -> BuiltinEvaluator:
     conventions; ``beir_ndcg@K`` etc. are Heta's BEIR variants; ``answer_f1`` is
     SQuAD token F1.
 
-    Names are case-insensitive; ``success@K``, ``rr@K``, ``p@K`` and ``r@K`` are
-    aliases of ``hit@K``, ``mrr@K``, ``precision@K`` and ``recall@K``.
+    Names are case-insensitive and surrounding whitespace is ignored; ``success@K``,
+    ``rr@K``, ``p@K`` and ``r@K`` are aliases of ``hit@K``, ``mrr@K``, ``precision@K``
+    and ``recall@K``. ``K`` is written in ASCII digits (leading zeros are allowed:
+    ``ndcg@05`` is ``ndcg@5``); anything else after the ``@`` of a known metric
+    (``ndcg@0``, ``ndcg@-1``, ``ndcg@5.0``, ``ndcg@1e3``, ``ndcg@ 5``) is an error.
 
     Example::
 
@@ -43,7 +46,8 @@ def get(name: str) -> BuiltinEvaluator:
 
     Raises:
         ValueError: an unknown name (the message suggests the closest known name and
-            lists the known ones), or ``K`` below 1.
+            lists the known ones), or a known metric whose ``K`` is not a whole number
+            >= 1.
         TypeError: ``name`` is not a string.
     """
     if not isinstance(name, str):
@@ -51,16 +55,17 @@ def get(name: str) -> BuiltinEvaluator:
     key = name.strip().lower()
     if key in _PLAIN:
         return _PLAIN[key]()
-    match = _AT_K.match(key)
-    if match:
-        metric, k = match.group("metric"), int(match.group("k"))
-        metric = _ALIASES.get(metric, metric)
-        if k <= 0:
-            raise ValueError(f"evaluator {name!r}: K must be at least 1")
+    metric, at, cutoff = key.partition("@")
+    metric = _ALIASES.get(metric, metric)
+    if at and (metric == "evidence_recall" or metric in DOCUMENT_METRICS):
+        if not _AT_K.fullmatch(key) or int(cutoff) <= 0:
+            raise ValueError(
+                f"evaluator {name!r}: K must be a whole number >= 1 written in digits, "
+                f"e.g. '{metric}@10' (got {cutoff!r})"
+            )
         if metric == "evidence_recall":
-            return EvidenceRecall(k)
-        if metric in DOCUMENT_METRICS:
-            return DocumentMetric(metric, k)
+            return EvidenceRecall(int(cutoff))
+        return DocumentMetric(metric, int(cutoff))
     hint = _suggestion(key)
     raise ValueError(f"unknown evaluator {name!r}{hint}; known: {', '.join(available())}")
 
