@@ -249,7 +249,7 @@ def test_manifest_argument_unsafe_name(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# 5. NaN where a minimum is declared
+# 5. NaN and negative numbers where a minimum is declared
 # --------------------------------------------------------------------------------------
 def _report_with(change: Any) -> bytes:
     data = json.loads((FIXTURES / "report-normal.json").read_bytes())
@@ -257,21 +257,24 @@ def _report_with(change: Any) -> bytes:
     return json.dumps(data).encode()
 
 
-def test_nan_latency_is_refused_with_its_json_path(tmp_path: Path) -> None:
+def test_a_negative_latency_is_refused_with_its_json_path_and_nan_is_read_as_heta_reads_it(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
-    path.write_bytes(_report_with(lambda d: d["case_results"][3].__setitem__("latency_ms", math.nan)))
+    path.write_bytes(_report_with(lambda d: d["case_results"][3].__setitem__("latency_ms", -1.5)))
     with pytest.raises(ReportFormatError) as info:
         heta_nb.load_report(path)
-    assert str(info.value) == f"{path}: case_results[3].latency_ms: expected a number >= 0, got NaN"
-    # scores have no minimum: NaN stays allowed there
+    assert str(info.value) == f"{path}: case_results[3].latency_ms: must not be less than 0, got -1.5"
+    # Heta's check is ``latency_ms < 0``: it writes (and reads) NaN, so heta_nb reads it too
+    raw = _report_with(lambda d: d["case_results"][3].__setitem__("latency_ms", math.nan))
+    assert math.isnan(heta_nb.load_report(raw).case_results[3].latency_ms)
     raw = _report_with(lambda d: d["case_results"][0]["scores"][0].__setitem__("value", math.nan))
     assert math.isnan(heta_nb.load_report(raw).case_results[0].scores[0].value)
 
 
-def test_nan_latency_is_refused_when_built() -> None:
+def test_a_negative_latency_is_refused_when_built() -> None:
     result = heta_nb.load_report(FIXTURES / "report-normal.json").case_results[0]
-    with pytest.raises(ValueError, match=r"^EvaluationCaseResult\.latency_ms must be a number >= 0, got NaN$"):
-        result.replace(latency_ms=math.nan)
+    with pytest.raises(ValueError, match=r"^EvaluationCaseResult\.latency_ms must not be less than 0, got -0\.5$"):
+        result.replace(latency_ms=-0.5)
+    assert math.isnan(result.replace(latency_ms=math.nan).latency_ms)
     assert isinstance(result.replace(latency_ms=math.inf), EvaluationCaseResult)
 
     for fixture in sorted(FIXTURES.glob("report-*.json")):  # Heta's own reports still load, byte for byte

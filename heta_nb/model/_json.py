@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from pathlib import PurePath
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -178,12 +178,13 @@ def to_json_value(value: Any, path: str = "value") -> Any:
 def heta_json_safe(value: Any) -> Any:
     """Apply Heta's ``_json_safe`` conversion (used for manifests, sources and metadata).
 
-    Path becomes str, mapping keys become ``str(key)``, sequences and sets become lists,
+    A concrete ``Path`` becomes str (a bare ``PurePath`` does not: Heta tests for
+    ``Path``), mapping keys become ``str(key)``, tuples, lists and sets become lists,
     and any other object becomes ``{"type": <class>, "manifest_note": ...}``.
     """
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    if isinstance(value, PurePath):
+    if isinstance(value, Path):
         return str(value)
     if isinstance(value, Mapping):
         return {str(key): heta_json_safe(item) for key, item in value.items()}

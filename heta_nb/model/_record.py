@@ -420,7 +420,12 @@ def _is_number(value: Any) -> bool:
 
 
 class Number(Field[T]):
-    """A number field, optionally nullable and bounded below."""
+    """A number field, optionally nullable and bounded below.
+
+    The bound is Heta's ``value < minimum`` test: NaN and infinity pass it (Heta
+    0.1.2 accepts ``latency_ms=NaN``), negative numbers and ``-inf`` do not. Heta
+    checks no type; here a bool or a non-number is refused (stricter on purpose).
+    """
 
     def __init__(
         self,
@@ -439,11 +444,9 @@ class Number(Field[T]):
             return None
         if not _is_number(value):
             raise TypeError(f"{self.label} must be a number, got {type(value).__name__}")
-        # ``not >=`` also refuses NaN, as Heta's own ``>= 0`` check does
-        if self.minimum is not None and not value >= self.minimum:
-            if value != value:
-                raise ValueError(f"{self.label} must be a number >= {self.minimum:g}, got NaN")
-            raise ValueError(f"{self.label} must not be less than {self.minimum:g}")
+        # ``<``, as Heta's own check: NaN is not less than the minimum, so it is kept
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"{self.label} must not be less than {self.minimum:g}, got {value!r}")
         return value
 
     def check(self, raw: Any, path: str, problems: Problems) -> Any:
@@ -452,11 +455,8 @@ class Number(Field[T]):
         if not _is_number(raw):
             wanted = "number or null" if self.optional else "number"
             problems.add(_join(path, self.key), f"expected {wanted}, got {json_type_name(raw)}")
-        elif self.minimum is not None and not raw >= self.minimum:  # NaN too (Heta refuses it)
-            if raw != raw:
-                problems.add(_join(path, self.key), f"expected a number >= {self.minimum:g}, got NaN")
-            else:
-                problems.add(_join(path, self.key), f"must not be less than {self.minimum:g}, got {raw!r}")
+        elif self.minimum is not None and raw < self.minimum:  # NaN passes, as in Heta
+            problems.add(_join(path, self.key), f"must not be less than {self.minimum:g}, got {raw!r}")
         return raw
 
 

@@ -3,6 +3,23 @@
 Field names, key order, defaults and validation rules follow heta-framework 0.1.2
 (see ``docs/heta-compat`` in the repository, section 1). The classes are immutable;
 build new ones with ``replace(...)``.
+
+Where heta_nb is stricter than Heta (``tests/test_model_audit.py`` checks each one).
+Heta's constructors check text, ``latency_ms < 0`` and ``build_scope`` only; heta_nb also
+keeps to the types Heta declares, on loading and when built, so every consumer can rely
+on them:
+
+* ``EvaluationScore.value`` must be a number, bool or non-blank string (Heta would write
+  ``null``, an array or an object), ``passed`` a bool or null, ``EvaluationError.retryable``
+  a bool, ``QueryResult.score`` and ``latency_ms`` a number (not a bool) or null;
+* ``knowledge_base_manifest`` and ``recipe_manifest`` must be objects (Heta writes whatever
+  it was given; its runner always gives a mapping);
+* only ``schema_version`` ``"1"`` is read.
+
+NaN and infinite numbers are accepted wherever Heta accepts them: score values, result
+scores, ``score_summary``, metadata and ``latency_ms`` (NaN and ``+inf``; Heta's ``< 0``
+test refuses only negative numbers and ``-inf``). Metadata Heta would only fail to encode
+at the end of a run (a set, a ``Path``) is refused when the record is built.
 """
 
 from __future__ import annotations
@@ -115,7 +132,9 @@ class EvaluationScore(RichDisplay, Record):
     __slots__ = ()
 
     name: Text[str] = Text("Evaluator name, e.g. ``evidence_recall@5`` (the summary key suffix).")
-    value: _ScoreValue = _ScoreValue("Score value: number, bool, or non-blank string.")
+    value: _ScoreValue = _ScoreValue(
+        "Score value: number, bool, or non-blank string (Heta does not check the type; heta_nb does)."
+    )
     passed: Flag[bool | None] = Flag(
         "Pass/fail verdict, or null when the metric has none.", optional=True, default=None
     )

@@ -74,6 +74,9 @@ def as_float(value: float | int) -> float:
 def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str, float]:
     """Heta 0.1.2's ``score_summary`` of ``case_results``, bit for bit (same order of sums).
 
+    One difference: an integer score beyond the float range counts as ``inf``/``-inf``
+    (see :func:`as_float`), where Heta's ``float()`` raises ``OverflowError``.
+
     Values are grouped per mode, then per score name, without building Heta's
     ``"mode.name"`` key for every score; when two pairs would share a key (mode
     ``"a.b"`` with score ``"c"``, mode ``"a"`` with score ``"b.c"``), Heta's own
