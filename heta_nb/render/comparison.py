@@ -172,7 +172,10 @@ def comparison_document(comparison: Comparison, *, limits: ExportLimits, title: 
         row.setdefault("mode", row.get("metric"))
         row.setdefault("status", "ok")
         rows.append(row)
-    explorer = {"columns": columns, "rows": rows, "modes": list(comparison.metrics), "metrics": []}
+    # The mode filter selects a metric: its options are clipped exactly as the rows' metric
+    # cells are, or a metric name longer than ``text_chars`` would match no row at all.
+    metric_options = list(dict.fromkeys(_clip(metric, limits.text_chars) for metric in comparison.metrics))
+    explorer = {"columns": columns, "rows": rows, "modes": metric_options, "metrics": []}
     facts = [
         ("systems", ", ".join(comparison.systems)),
         ("baseline", comparison.baseline),
