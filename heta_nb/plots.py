@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -945,14 +946,22 @@ def figure_to_svg(fig: Figure | SubFigure) -> str:
 
     Cropped to its content (``bbox_inches="tight"``, like Jupyter's inline display).
     Dates, creator links and random element ids are left out (the id salt is fixed for
-    this call only), so the SVG has no external reference.
+    this call only), so the SVG has no external reference. Text stays text, drawn by
+    the browser's fonts, so matplotlib's "Glyph ... missing from font" warnings (a
+    name in a script DejaVu Sans lacks, or with a control character) do not apply and
+    are not shown.
     """
     import matplotlib
 
     root = _root(fig)
     buffer = io.StringIO()
     # Text stays text (svg.fonttype "none"): a fifth of the size of glyph outlines.
-    with _settled(root), matplotlib.rc_context({"svg.hashsalt": "heta_nb", "svg.fonttype": "none"}):
+    with (
+        _settled(root),
+        matplotlib.rc_context({"svg.hashsalt": "heta_nb", "svg.fonttype": "none"}),
+        warnings.catch_warnings(),
+    ):
+        warnings.filterwarnings("ignore", r"Glyph \d+ .*missing from (current )?font", UserWarning)
         root.savefig(
             buffer,
             format="svg",

@@ -157,6 +157,25 @@ def test_tex_in_names_is_shown_literally() -> None:
     figure_to_svg(summary.figure)
 
 
+def _odd_names(data: dict[str, Any]) -> None:
+    for case in data["case_results"]:
+        for score in case["scores"]:
+            if score["name"] == METRIC:
+                score["name"] = "\u53ec\u56de\x07\x85"  # CJK (not in DejaVu Sans) and control characters
+    data["score_summary"] = {}
+
+
+def test_names_matplotlib_has_no_glyph_for_give_no_warnings_in_a_page() -> None:
+    """The page's SVG keeps text as text (the browser draws it): matplotlib's glyph warnings do not apply."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        html = heta_nb.to_html(_report(_odd_names))
+    assert not [w for w in caught if "missing from" in str(w.message)], [str(w.message) for w in caught]
+    assert "\u53ec\u56de" in html
+
+
 def test_infinite_means_are_left_out_of_the_summary_plot_and_said_so() -> None:
     from heta_nb.plots import figure_to_svg, plot_metric_summary
 
