@@ -372,6 +372,7 @@ def judged_queries(draw: st.DrawFn) -> tuple[Any, Any, dict[str, int], list[str]
     return case, QueryResponse(mode="m", results=tuple(results)), qrels, list(seen)
 
 
+@requires_heta  # the cases and responses are built as heta objects
 @settings(DIFFERENTIAL, max_examples=IR_EXAMPLES)
 @given(query=judged_queries())
 def test_document_metrics_equal_ir_measures(query: tuple[Any, Any, dict[str, int], list[str]]) -> None:

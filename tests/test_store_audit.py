@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from helpers import requires_heta
 
 from heta_nb import ReportStore
 from heta_nb._atomic import write_atomically
@@ -89,6 +90,7 @@ def _same_size(data: bytes) -> bytes:
     return new
 
 
+@requires_heta
 def test_same_size_rewrite_through_a_heta_object_store_shows_the_new_data(tmp_path: Path) -> None:
     from heta_framework.common.stores.object.local import LocalObjectStore
 
@@ -121,6 +123,7 @@ def test_same_size_rewrite_on_an_fsspec_memory_store_shows_the_new_data() -> Non
         fs.rm(f"/{bucket}", recursive=True)
 
 
+@requires_heta
 def test_sidecars_written_through_object_stores_are_used(tmp_path: Path) -> None:
     """The stamp recorded at save time is the one a listing sees (else every list parses)."""
     from heta_framework.common.stores.object.local import LocalObjectStore
@@ -236,6 +239,7 @@ def test_a_local_disk_url_is_a_local_folder_store_and_links_do_not_escape_it(tmp
 # -- 9. errors through a Heta ObjectStore name its folder ------------------------------
 
 
+@requires_heta
 def test_errors_through_a_heta_object_store_name_its_folder_and_the_field(tmp_path: Path) -> None:
     from heta_framework.common.stores.object.local import LocalObjectStore
 

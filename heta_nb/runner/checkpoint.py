@@ -149,6 +149,9 @@ class CheckpointWriter:
         """Write the queued lines; remote stores wait for 256 lines or a second unless ``force``."""
         if not self._queued:
             return
+        if self.local and self._fd is None:  # closed: the run is over and the lock gone, write nothing
+            self._buffer, self._queued = [], 0
+            return
         if self._fd is not None:
             buffer, self._buffer, self._queued = self._buffer, [], 0
             write_chunks(self._fd, buffer)  # writev: no joined copy; short writes completed

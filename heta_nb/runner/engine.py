@@ -201,6 +201,8 @@ class Engine:
         self._emit_to = emit
         self._t0 = time.perf_counter()
         self._cancelled = False
+        self._abandoned = False
+        """Set once the loop that ran this engine is gone (see :meth:`release`)."""
         self._workers: list[asyncio.Task[None]] = []
         self._results: dict[tuple[int, int, int], EvaluationCaseResult] = {}
         self._encoded: dict[tuple[int, int, int], bytes] = {}
@@ -378,9 +380,20 @@ class Engine:
         try:
             return await self._run()
         finally:  # also after a BaseException from KB code (SystemExit...): never leave the lock held
-            if self._checkpoint is not None:
-                with contextlib.suppress(OSError):
-                    self._checkpoint.close()
+            self.release()
+
+    def release(self, *, abandoned: bool = False) -> None:
+        """Close the checkpoint (releasing its lock) if the run left it open; idempotent.
+
+        :meth:`run` does this itself. A thread that ran the engine's loop calls it
+        with ``abandoned=True`` once the loop is gone: a run stopped by ``SystemExit`` in
+        KB code can leave the coroutine suspended (Python 3.10), and when the garbage
+        collector closes it, it must not try to finish the run on a closed loop.
+        """
+        self._abandoned = self._abandoned or abandoned
+        if self._checkpoint is not None:
+            with contextlib.suppress(OSError):
+                self._checkpoint.close()
 
     async def _run(self) -> EvaluationReport:
         status: RunStatus = "complete"
@@ -641,12 +654,13 @@ class Engine:
                 self._failure = exc
         finally:
             workers, self._workers = self._workers, []
-            for task in workers:  # none left running behind a failure
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            if deadlines is not None:
-                await deadlines.stop()
-            self._flush()
+            if not self._abandoned:  # (else the garbage collector is closing this coroutine: no loop left)
+                for task in workers:  # none left running behind a failure
+                    task.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                if deadlines is not None:
+                    await deadlines.stop()
+                self._flush()
         if self._failure is not None:
             raise self._failure
 

@@ -78,6 +78,7 @@ class EvaluationRun(RichDisplay):
         try:
             report = asyncio.run(self._engine.run())
         except BaseException as exc:  # delivered to whoever waits on the result
+            self._engine.release(abandoned=True)  # before the waiter wakes: it may resume this report at once
             self._finish_state(exc)
             self._future.set_exception(exc)
         else:
