@@ -14,7 +14,7 @@ which cannot append, lines are written as numbered part objects
 (``checkpoint/part-000001.jsonl``) every second or 256 cases.
 
 A local checkpoint is locked (``flock``) while its run writes it, until the report
-is saved and the checkpoint removed. A second run of the same report (a resume in
+is saved (then the checkpoint is closed and removed). A second run of the same report (a resume in
 another process, or ``overwrite=True`` in another notebook) is refused with
 :class:`~heta_nb.errors.ReportInUseError` before it changes anything; otherwise both
 would run the same cases, and the first to finish would remove the checkpoint the
