@@ -105,7 +105,12 @@ def write_atomically_stat(
         raise IsADirectoryError(f"{target}: is a folder; give the path of the file to write")
     target.parent.mkdir(parents=True, exist_ok=True)
     keep_mode = None if exclusive else _existing_mode(target)
-    fd, tmp = _create_temp(target)
+    try:
+        fd, tmp = _create_temp(target)
+    except FileExistsError:
+        raise
+    except OSError as exc:  # e.g. a read-only folder: name the file asked for, not its temporary file
+        raise _naming(exc, target) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             if keep_mode is not None:
@@ -124,10 +129,25 @@ def write_atomically_stat(
             _publish_exclusively(tmp, target)
         else:
             os.replace(tmp, target)
+    except FileExistsError:
+        tmp.unlink(missing_ok=True)
+        raise
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.filename is None or os.fspath(exc.filename) == os.fspath(tmp):  # a full disk, say
+            raise _naming(exc, target) from exc
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return written
+
+
+def _naming(exc: OSError, target: Path) -> OSError:
+    """``exc`` (same errno, so same subclass) naming ``target``, not the temporary file."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(target))
 
 
 def _existing_mode(target: Path) -> int | None:

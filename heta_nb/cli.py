@@ -16,7 +16,6 @@ import argparse
 import contextlib
 import errno
 import os
-import re
 import sys
 import traceback
 import warnings
@@ -108,18 +107,16 @@ def _print(text: str) -> None:
 
 @contextlib.contextmanager
 def _writing() -> Iterator[None]:
-    """Name the file being written (the output or its companion), not its hidden temporary file."""
+    """Say "cannot write" for a file the export could not write (the output or its companion).
+
+    ``write_atomically`` already names that file rather than its hidden temporary file.
+    """
     try:
         yield
     except OSError as exc:
         if isinstance(exc, HetaNbError) or exc.errno is None or exc.filename is None:
             raise
-        folder, name = os.path.split(os.fsdecode(exc.filename))
-        temporary = re.fullmatch(r"\.(.+)\.[0-9a-f]+\.tmp", name)  # _atomic's temporary file for NAME
-        if temporary:
-            target = os.path.join(folder, temporary.group(1))
-            raise OSError(exc.errno, f"cannot write: {exc.strerror}", target) from exc
-        raise
+        raise OSError(exc.errno, f"cannot write: {exc.strerror}", exc.filename) from exc
 
 
 def _same_file(a: str | os.PathLike[str], b: str) -> bool:
