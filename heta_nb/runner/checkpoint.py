@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +101,8 @@ class CheckpointWriter:
             flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)  # no \r\n on Windows
             fd = os.open(path, flags, 0o644)
             try:
-                _lock(fd, self._in_use)  # before anything changes: another run may be writing it
+                if not _lock(fd):  # before anything changes: another run may be writing it
+                    raise self._in_use()
                 if fresh:  # emptied rather than removed: the lock stays on the file
                     if os.fstat(fd).st_size:  # (an ext4 file truncated to 0 is forced to disk on close)
                         os.ftruncate(fd, 0)
@@ -198,20 +199,20 @@ def checkpoint_exists(store: ReportStore, knowledge_base_name: str, report_id: s
     )
 
 
-def _lock(fd: int, in_use: Callable[[], ReportInUseError]) -> None:
-    """Lock a checkpoint for this run (not where the OS or file system has no such lock).
+def _lock(fd: int) -> bool:
+    """Lock a checkpoint for this run; False when another run holds the lock.
 
-    Raises:
-        ReportInUseError: from ``in_use``, when another run holds the lock.
+    True without a lock where the OS or file system has none.
     """
     if fcntl is None:  # pragma: no cover - Windows
-        return
+        return True
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise in_use() from None
+        return False
     except OSError:  # e.g. ENOLCK on a network file system without locks: run unlocked
-        return
+        return True
+    return True
 
 
 def _ends_a_line(path: Any, size: int) -> bool:
