@@ -28,7 +28,6 @@ same key at once, one wins and the other gets :class:`ReportExistsError`.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import shutil
@@ -50,6 +49,7 @@ from heta_nb.errors import (
     StoreError,
     UnsafeNameError,
 )
+from heta_nb.model._json import is_finite_number
 from heta_nb.model.io import decode_report, encode_report
 from heta_nb.model.report import EvaluationReport
 
@@ -552,7 +552,7 @@ def _epoch_micros(value: Any) -> int | None:
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         return round(value.timestamp() * 1_000_000)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if is_finite_number(value):
         return round(value * 1_000_000)
     return None
 
