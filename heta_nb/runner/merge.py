@@ -14,12 +14,18 @@ from heta_nb.model.summary import heta_score_summary
 __all__ = ["merge_reports"]
 
 
-def _sort_key(result: Any, units: dict[str, int], modes: dict[str, int]) -> tuple[int, int, int, str]:
+def _case_index(result: Any) -> int | None:
+    """The position of a result's case in its unit (``metadata.heta_nb.case_index``), if recorded."""
     extra = result.metadata.get("heta_nb")
-    index = extra.get("case_index") if hasattr(extra, "get") else None
+    index = extra.get("case_index") if isinstance(extra, Mapping) else None
+    return index if type(index) is int else None  # noqa: E721 - not bools
+
+
+def _sort_key(result: Any, units: dict[str, int], modes: dict[str, int]) -> tuple[int, int, int, str]:
+    index = _case_index(result)
     return (
         units.get(result.unit_id or "", len(units)),
-        index if isinstance(index, int) else 1 << 62,
+        index if index is not None else 1 << 62,
         modes.get(result.query_mode, len(modes)),
         result.case_id,
     )
@@ -247,9 +253,8 @@ def _check_coverage(items: list[EvaluationReport], units: dict[str, int]) -> Non
     positions: dict[tuple[str | None, int], tuple[str, str]] = {}
     for report in items:
         for result in report.case_results:
-            extra = result.metadata.get("heta_nb")
-            index = extra.get("case_index") if isinstance(extra, Mapping) else None
-            if type(index) is not int:  # noqa: E721 - not a heta_nb report: nothing to check
+            index = _case_index(result)
+            if index is None:  # not a heta_nb report: nothing to check
                 return
             where = (result.unit_id, index)
             known = positions.setdefault(where, (result.case_id, report.report_id))
@@ -265,19 +270,18 @@ def _check_coverage(items: list[EvaluationReport], units: dict[str, int]) -> Non
         missing = sorted(set(range(max(by_unit[unit]) + 1)) - by_unit[unit])
         if missing:
             later = next(
-                (r.report_id for r in items for c in r.case_results if c.unit_id == unit and _index(c) > missing[0]),
+                (
+                    r.report_id
+                    for r in items
+                    for c in r.case_results
+                    if c.unit_id == unit and (_case_index(c) or 0) > missing[0]
+                ),
                 "?",
             )
             raise ValueError(
                 f"cannot merge: no shard has case {missing[0]} of unit {unit!r}, yet {later!r} has later cases "
                 f"of it ({len(missing)} position(s) missing): shards of different benchmark versions?"
             )
-
-
-def _index(result: Any) -> int:
-    extra = result.metadata.get("heta_nb")
-    index = extra.get("case_index") if isinstance(extra, Mapping) else None
-    return index if type(index) is int else -1  # noqa: E721 - not bools
 
 
 def _status(report: EvaluationReport) -> str:
