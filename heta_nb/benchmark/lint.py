@@ -69,26 +69,12 @@ def _is_heta_beir(evaluator: Any, name: str) -> bool:
     return module.startswith("heta_framework") and not isinstance(evaluator, str) and name.startswith("beir_")
 
 
-def _heta_qrels(case: Any) -> bool:
-    """Whether Heta's ``BeirRetrievalMetric`` finds any judgement in the case (its ``_qrels``)."""
-    for item in case.expected.evidence:
-        if not item.reference_id:
-            continue
-        relevance = dict(item.metadata or {}).get("relevance", 1)
-        try:
-            value = int(relevance)
-        except (TypeError, ValueError):
-            value = 1
-        if value > 0:
-            return True
-    return False
-
-
-def _nb_qrels(case: Any, integer: bool) -> bool:
-    """Whether heta_nb's document metrics find any judgement in the case."""
+def _nb_qrels(case: Any, heta: bool) -> bool:
+    """Whether document metrics find any judgement in the case (``heta``: the ``beir_*``
+    reading, which is Heta's ``BeirRetrievalMetric``'s, for its objects and heta_nb's alike)."""
     from heta_nb.evaluators.documents import judgements
 
-    return bool(judgements(case, integer=integer))
+    return bool(judgements(case, heta=heta))
 
 
 def _names_each(evaluators: Sequence[Any]) -> list[str]:
@@ -119,8 +105,8 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
     heta_beir = any(_is_heta_beir(e, n) for e, n in named)
     nb_document = [n for e, n in named if n and _DOCUMENT_METRIC.match(n) and not _is_heta_beir(e, n)]
     document_metrics = heta_beir or bool(nb_document)
-    nb_integer = any(n.startswith("beir_") for n in nb_document)
-    nb_float = any(not n.startswith("beir_") for n in nb_document)
+    beir = heta_beir or any(n.startswith("beir_") for n in nb_document)
+    trec = any(not n.startswith("beir_") for n in nb_document)
     answer_metrics = any(n.startswith("answer_") for n in names)
     prefix = f"raw/benchmarks/{manifest.name}/{manifest.split}/" if manifest is not None else None
     found: dict[str, list[str]] = {}
@@ -175,10 +161,10 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
                     if value.startswith(prefix) and value[len(prefix) :].split("/", 1)[0] not in ("", reference):
                         note("reference_locator_mismatch", case.case_id)
         if evidence and document_metrics:
-            judged = [_heta_qrels(case)] if heta_beir else []
-            if nb_integer:
+            judged = []
+            if beir:
                 judged.append(_nb_qrels(case, True))
-            if nb_float:
+            if trec:
                 judged.append(_nb_qrels(case, False))
             if not all(judged):
                 note("no_document_ids", case.case_id)

@@ -149,12 +149,12 @@ def ranked_document_ids(results: Sequence[Mapping[str, Any]], k: int, *, heta: b
     return list(ranked)
 
 
-def judgements(case: Any, *, integer: bool = False) -> dict[str, float]:
+def judgements(case: Any, *, heta: bool = False) -> dict[str, float]:
     """Relevance judgements of a case (document id -> grade > 0), from its evidence.
 
     Args:
         case: A benchmark case (heta_nb's or Heta's).
-        integer: Heta's ``BeirRetrievalMetric`` reading: grades through ``int()`` and
+        heta: Heta's ``BeirRetrievalMetric`` reading: grades through ``int()`` and
             judgements from reference ids only (a locator-only item is no judgement).
 
     Returns:
@@ -163,14 +163,14 @@ def judgements(case: Any, *, integer: bool = False) -> dict[str, float]:
     qrels: dict[str, float] = {}
     for evidence in case.expected.evidence:
         document_id = evidence.reference_id
-        if not document_id and not integer:
+        if not document_id and not heta:
             locator = evidence.locator or {}
             document_id = document_id_from_key(locator.get("source_key") or locator.get("source_key_prefix"))
         if not document_id:
             continue
         grade: Any = (evidence.metadata or {}).get("relevance", 1)
         try:
-            value = float(int(grade)) if integer else float(grade)
+            value = float(int(grade)) if heta else float(grade)
         except (TypeError, ValueError):
             value = 1.0
         if not math.isfinite(value):  # "nan" / "inf": not a grade (Heta's int() rejects them too)
@@ -196,7 +196,7 @@ class DocumentMetric(BuiltinEvaluator):
 
     def score_json(self, case: Any, response: dict[str, Any]) -> dict[str, Any]:
         """Score one serialized response against the case's judgements."""
-        qrels = judgements(case, integer=self._heta)
+        qrels = judgements(case, heta=self._heta)
         if not qrels:
             return self._skipped(0.0, "case has no BEIR qrels" if self._heta else "case has no relevant documents")
         ranked = ranked_document_ids(response["results"], self.k, heta=self._heta)
