@@ -23,6 +23,12 @@ Heta does, so the numbers match Heta's reports, and says so with a
 ``unit_contamination`` warning. A build that fails leaves a KB whose queries fail
 with Heta's missing-asset ``LookupError``; the ``build_failed`` warning (kept in the
 report's ``metadata.heta_nb.warnings``) names the step that failed and why.
+
+Without network access, Heta's ``ParseDocuments`` waits for a failed tiktoken download
+once per document before it counts words instead; during a build, an encoding that
+failed once fails at once (:mod:`heta_nb.runner.tiktoken_guard`), so the KB gets the
+same word counts in a fraction of the time, and a ``tiktoken_unavailable`` warning
+says so.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from typing import Any
 from heta_nb._optional import require
 from heta_nb.model._json import heta_json_safe
 from heta_nb.runner.events import BuildFinished, BuildStarted, BuildStep, Event, RunWarning
+from heta_nb.runner.tiktoken_guard import fail_fast_encodings
 
 __all__ = ["RecipeBuilder", "unit_knowledge_base_name"]
 
@@ -119,6 +126,9 @@ class RecipeBuilder:
         self.knowledge_bases: list[Any] = []
         self._benchmark_keys: frozenset[str] | None = None
         self._warned_units = False
+        self._unavailable_encodings: dict[str, str] = {}
+        """tiktoken encodings that failed to load while building -> why (see :mod:`.tiktoken_guard`)."""
+        self._warned_encodings: set[str] = set()
 
     def recipe_manifest(self) -> dict[str, Any]:
         """``recipe.manifest().to_dict()``."""
@@ -217,35 +227,37 @@ class RecipeBuilder:
         config = builder_module.KnowledgeBaseBuilderConfig(skip_succeeded_steps=True)
         artifacts = {"benchmark_document_keys": tuple(document_keys), "source_keys": tuple(document_keys)}
         others = await self._other_units_documents(document_keys)
-        try:
-            kb = await kb_module.KnowledgeBase.create(
-                recipe=self.recipe, name=name, initial_artifacts=artifacts, builder=ProgressBuilder(config)
-            )
-            status = str(kb.run_record.status)
-        except kb_module.KnowledgeBaseAlreadyExistsError:
-            if not self.reuse:
-                raise
-            kb = await kb_module.KnowledgeBase.load(recipe=self.recipe, name=name)
-            await self._check_recipe(name)
-            missing = await self._missing_assets(kb)
-            if missing:
-                self.emit(
-                    RunWarning(
-                        code="kb_rebuilt",
-                        message=(
-                            f"knowledge base {name!r} finished building in this store before, but its search "
-                            f"asset(s) {', '.join(missing)} are not in this recipe's stores (an in-memory store "
-                            "starts empty in a new process or recipe object); it is built again"
-                        ),
-                        t=self.clock(),
-                    )
+        with fail_fast_encodings(self._unavailable_encodings.setdefault):  # see tiktoken_guard
+            try:
+                kb = await kb_module.KnowledgeBase.create(
+                    recipe=self.recipe, name=name, initial_artifacts=artifacts, builder=ProgressBuilder(config)
                 )
-                rebuilder = ProgressBuilder(builder_module.KnowledgeBaseBuilderConfig(skip_succeeded_steps=False))
-                result = await rebuilder.build(self.recipe, initial_artifacts=artifacts)
-                kb = dataclasses.replace(kb, run_record=result.record, updated_at=_now())
                 status = str(kb.run_record.status)
-            else:
-                status = "reused"
+            except kb_module.KnowledgeBaseAlreadyExistsError:
+                if not self.reuse:
+                    raise
+                kb = await kb_module.KnowledgeBase.load(recipe=self.recipe, name=name)
+                await self._check_recipe(name)
+                missing = await self._missing_assets(kb)
+                if missing:
+                    self.emit(
+                        RunWarning(
+                            code="kb_rebuilt",
+                            message=(
+                                f"knowledge base {name!r} finished building in this store before, but its search "
+                                f"asset(s) {', '.join(missing)} are not in this recipe's stores (an in-memory store "
+                                "starts empty in a new process or recipe object); it is built again"
+                            ),
+                            t=self.clock(),
+                        )
+                    )
+                    rebuilder = ProgressBuilder(builder_module.KnowledgeBaseBuilderConfig(skip_succeeded_steps=False))
+                    result = await rebuilder.build(self.recipe, initial_artifacts=artifacts)
+                    kb = dataclasses.replace(kb, run_record=result.record, updated_at=_now())
+                    status = str(kb.run_record.status)
+                else:
+                    status = "reused"
+        self._warn_unavailable_encodings()
         if self.query_engines is not None:
             kb = _with_query_engines(kb, self.query_engines)
         if others and status != "reused" and not self._warned_units:
@@ -286,6 +298,29 @@ class RecipeBuilder:
                 )
             )
         return kb
+
+    def _warn_unavailable_encodings(self) -> None:
+        """Say once per run and encoding that Heta counted document tokens as words instead.
+
+        The message names no KB, so that the shards of a run (each building other
+        units first) say the same thing, and a merge lists it once.
+        """
+        for encoding, reason in self._unavailable_encodings.items():
+            if encoding in self._warned_encodings:
+                continue
+            self._warned_encodings.add(encoding)
+            self.emit(
+                RunWarning(
+                    code="tiktoken_unavailable",
+                    message=(
+                        f"tiktoken could not load its {encoding!r} encoding ({reason}): Heta's ParseDocuments "
+                        "counted document tokens as words instead, its own fallback (heta_nb let tiktoken try "
+                        "once per build, not once per document); for tiktoken's counts offline, put the "
+                        "encoding's file in TIKTOKEN_CACHE_DIR"
+                    ),
+                    t=self.clock(),
+                )
+            )
 
     async def _other_units_documents(self, document_keys: Sequence[str]) -> list[str]:
         """Benchmark documents of other run units that ``raw/`` already holds (Heta's KB reads them too)."""
