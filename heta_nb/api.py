@@ -80,7 +80,9 @@ _DOC_ARGS = """
             ``"ndcg@10"``, ``"answer_f1"``..., see :func:`heta_nb.evaluators.get`);
             default: the benchmark's own.
         top_k, query_options, trace: passed to every query (as Heta does); defaults
-            ``10``, ``{}`` and ``False``.
+            ``10``, ``{}`` and ``False``. The report records them in
+            ``metadata.heta_nb``, ``query_options`` with the values of secret-looking
+            keys (``api_key``, ``password``, ``token``...) as ``"<redacted>"``.
         concurrency: queries in flight at once (default 8, as Heta).
         timeout_s: per-query timeout in seconds (default 60; None: no timeout).
             Timeouts count as retryable.

@@ -729,6 +729,9 @@ def _header(
             settings.append({"key": label, "value": f"{value:g} s"})  # 60 s, not 60.0000
         elif value is not None and not isinstance(value, (Mapping, list, tuple)):
             settings.append({"key": label, "value": _short(_brief(value, 40), 40)})
+    options = run.get("query_options")
+    if isinstance(options, Mapping) and options:
+        settings.append({"key": "query_options", "value": _short(_brief(options, 80), 80)})
     shard = run.get("shard")
     if isinstance(shard, Mapping):
         settings.append(

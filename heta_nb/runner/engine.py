@@ -291,6 +291,7 @@ class Engine:
         if reserved:
             raise RunError(f"metadata keys {reserved} are written by the runner; use other names")
         self.query_options = _json_setting(c.query_options, "query_options")
+        self.recorded_options = recorded_options(self.query_options)
         self.kb_adapter = KnowledgeBaseAdapter(c.kb, threads=c.concurrency) if c.kb is not None else None
         base = c.knowledge_base_name or (self.kb_adapter.name if self.kb_adapter else None)
         if base is None and c.kb is not None:
@@ -545,14 +546,15 @@ class Engine:
             "modes": list(self.modes),
             "evaluators": [e.name for e in self.evaluators],
             "top_k": c.top_k,
+            "query_options": self.recorded_options,
             "shard": list(c.shard) if c.shard else None,
             "started_at": self.started_at,
         }
 
     def _check_header(self, header: Mapping[str, Any], source: str = "checkpoint") -> None:
         mine = self._header()
-        for key in ("benchmark", "modes", "evaluators", "top_k", "shard"):
-            if key in header and header[key] != mine[key]:
+        for key in ("benchmark", "modes", "evaluators", "top_k", "query_options", "shard"):
+            if key in header and header[key] != mine[key]:  # (older checkpoints lack query_options)
                 raise RunError(
                     f"cannot resume report {self.report_id!r}: its {source} has {key}={header[key]!r}, "
                     f"this run has {mine[key]!r} (use a new report_id, or overwrite=True without resume)"
@@ -573,8 +575,9 @@ class Engine:
         header: dict[str, Any] = {"benchmark": report.benchmark.key, "modes": list(report.query_modes)}
         if isinstance(settings.get("evaluators"), (list, tuple)):
             header["evaluators"] = list(settings["evaluators"])
-        if "top_k" in settings:
-            header["top_k"] = settings["top_k"]
+        for key in ("top_k", "query_options"):
+            if key in settings:
+                header[key] = settings[key]
         if "shard" in settings:
             shard = settings["shard"]
             header["shard"] = [shard.get("index"), shard.get("count")] if isinstance(shard, Mapping) else None
@@ -910,6 +913,7 @@ class Engine:
             else None,
             "evaluators": [e.name for e in getattr(self, "evaluators", [])],
             "top_k": c.top_k,
+            "query_options": self.recorded_options,
             "trace": c.trace,
             "concurrency": c.concurrency,
             "timeout_s": c.timeout_s,
@@ -1059,6 +1063,40 @@ def _json_setting(value: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
         raise RunError(str(exc)) from None
     except RecursionError:
         raise RunError(f"{name} is nested too deeply or contains itself") from None
+
+
+REDACTED = "<redacted>"
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SECRET_WORDS = frozenset(
+    ("password", "passwd", "secret", "secrets", "credential", "credentials", "authorization", "token", "apikey")
+)
+_SECRET_PAIRS = frozenset((("api", "key"), ("access", "key"), ("private", "key")))
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether an option's name says its value is a secret (``api_key``, ``apiKey``, ``hf_token``...).
+
+    Names are split into words at case changes, digits and punctuation; a secret word
+    (``token``, ``password``, ``secret``...) or a pair such as ``api key`` marks a
+    secret. ``max_tokens`` (``tokens``), ``sort_key`` and ``author`` do not.
+    """
+    words = [w.lower() for w in _WORDS.findall(name)]
+    return any(w in _SECRET_WORDS for w in words) or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
+def recorded_options(options: Any) -> Any:
+    """``query_options`` as a report records them: values under secret-looking keys, at
+    any depth, replaced by ``"<redacted>"`` (see :func:`is_secret_key`).
+
+    Recorded in ``metadata.heta_nb.query_options`` and the checkpoint, so a resume or a
+    merge of shards that queried with other options is refused; two runs that differ
+    only in a secret (another API key) still match.
+    """
+    if isinstance(options, dict):
+        return {k: REDACTED if is_secret_key(str(k)) else recorded_options(v) for k, v in options.items()}
+    if isinstance(options, list):
+        return [recorded_options(v) for v in options]
+    return options
 
 
 def describe(exc: BaseException) -> str:

@@ -58,7 +58,7 @@ def merge_reports(reports: Iterable[Any], *, report_id: str | None = None) -> Ev
         ReportFormatError: an item is not a report (the message names its position).
         ValueError: the reports evaluate different benchmarks (or benchmark
             versions: cases missing between complete shards), KBs, recipes, run
-            units, modes, evaluators, ``top_k`` or ``trace``; overlap (the same
+            units, modes, evaluators, ``top_k``, ``query_options`` or ``trace``; overlap (the same
             case x mode twice); or are shards of different counts, a shard set with
             shards missing or repeated, or shards mixed with unsharded reports.
     """
@@ -351,7 +351,7 @@ def _check_same(first: EvaluationReport, other: EvaluationReport) -> None:
         mine, theirs = ({m: v for m, v in d.items() if m in mine and m in theirs} for d in (mine, theirs))
     if mine != theirs:
         raise _differs("evaluators", mine, theirs, first, other)
-    for setting in ("top_k", "trace"):
+    for setting in ("top_k", "query_options", "trace"):  # (older reports lack query_options)
         values = _info(first).get(setting), _info(other).get(setting)
         if None not in values and values[0] != values[1]:
             raise _differs(setting, values[0], values[1], first, other)
