@@ -112,6 +112,8 @@ def test_resume_with_other_options_is_refused_other_secrets_are_not(tmp_path: Pa
         _run(**settings, query_options={"alpha": 0.75, "api_key": "old key"})
     with pytest.raises(RunError, match="its checkpoint has query_options"):
         _run(**settings)  # no options at all is other options too
+    with pytest.raises(RunError, match="its checkpoint has trace=False, this run has True"):
+        _run(**settings, query_options={"alpha": 0.5, "api_key": "k"}, trace=True)  # responses with and without traces
     done = _run(**settings, query_options={"alpha": 0.5, "api_key": "a rotated key"})
     assert len(done.case_results) == 60 > len(partial.case_results)
     # the checkpoint is gone with the complete report; the stored report's settings are checked instead

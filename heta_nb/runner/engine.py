@@ -547,14 +547,15 @@ class Engine:
             "evaluators": [e.name for e in self.evaluators],
             "top_k": c.top_k,
             "query_options": self.recorded_options,
+            "trace": c.trace,
             "shard": list(c.shard) if c.shard else None,
             "started_at": self.started_at,
         }
 
     def _check_header(self, header: Mapping[str, Any], source: str = "checkpoint") -> None:
         mine = self._header()
-        for key in ("benchmark", "modes", "evaluators", "top_k", "query_options", "shard"):
-            if key in header and header[key] != mine[key]:  # (older checkpoints lack query_options)
+        for key in ("benchmark", "modes", "evaluators", "top_k", "query_options", "trace", "shard"):
+            if key in header and header[key] != mine[key]:  # (older checkpoints lack query_options and trace)
                 raise RunError(
                     f"cannot resume report {self.report_id!r}: its {source} has {key}={header[key]!r}, "
                     f"this run has {mine[key]!r} (use a new report_id, or overwrite=True without resume)"
@@ -575,7 +576,7 @@ class Engine:
         header: dict[str, Any] = {"benchmark": report.benchmark.key, "modes": list(report.query_modes)}
         if isinstance(settings.get("evaluators"), (list, tuple)):
             header["evaluators"] = list(settings["evaluators"])
-        for key in ("top_k", "query_options"):
+        for key in ("top_k", "query_options", "trace"):
             if key in settings:
                 header[key] = settings[key]
         if "shard" in settings:
