@@ -12,7 +12,7 @@ from runner_support import SlowKB, exact_kb, toy_benchmark
 import heta_nb
 from heta_nb import ReportStore
 from heta_nb.runner import RunError
-from heta_nb.runner.engine import REDACTED, is_secret_key, recorded_options
+from heta_nb.runner.redaction import REDACTED, is_secret_key, recorded_options
 
 MODES = ["good", "poor"]
 

@@ -59,6 +59,7 @@ from heta_nb.runner.kb import (
     normalize_response_data,
     registered_modes,
 )
+from heta_nb.runner.redaction import recorded_options
 from heta_nb.store import ReportStore, safe_slug
 
 __all__ = ["Engine", "RunConfig", "RunError", "RunFailedError", "shard_of"]
@@ -1064,40 +1065,6 @@ def _json_setting(value: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
         raise RunError(str(exc)) from None
     except RecursionError:
         raise RunError(f"{name} is nested too deeply or contains itself") from None
-
-
-REDACTED = "<redacted>"
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_SECRET_WORDS = frozenset(
-    ("password", "passwd", "secret", "secrets", "credential", "credentials", "authorization", "token", "apikey")
-)
-_SECRET_PAIRS = frozenset((("api", "key"), ("access", "key"), ("private", "key")))
-
-
-def is_secret_key(name: str) -> bool:
-    """Whether an option's name says its value is a secret (``api_key``, ``apiKey``, ``hf_token``...).
-
-    Names are split into words at case changes, digits and punctuation; a secret word
-    (``token``, ``password``, ``secret``...) or a pair such as ``api key`` marks a
-    secret. ``max_tokens`` (``tokens``), ``sort_key`` and ``author`` do not.
-    """
-    words = [w.lower() for w in _WORDS.findall(name)]
-    return any(w in _SECRET_WORDS for w in words) or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
-
-
-def recorded_options(options: Any) -> Any:
-    """``query_options`` as a report records them: values under secret-looking keys, at
-    any depth, replaced by ``"<redacted>"`` (see :func:`is_secret_key`).
-
-    Recorded in ``metadata.heta_nb.query_options`` and the checkpoint, so a resume or a
-    merge of shards that queried with other options is refused; two runs that differ
-    only in a secret (another API key) still match.
-    """
-    if isinstance(options, dict):
-        return {k: REDACTED if is_secret_key(str(k)) else recorded_options(v) for k, v in options.items()}
-    if isinstance(options, list):
-        return [recorded_options(v) for v in options]
-    return options
 
 
 def describe(exc: BaseException) -> str:
