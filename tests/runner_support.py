@@ -135,22 +135,40 @@ def cancel_after(
     report_id: str,
     cases: int,
     query_modes: tuple[str, ...] = ("good", "poor"),
+    **settings: Any,
 ) -> tuple[Any, Any]:
-    """Start a run of the toy benchmark, cancel it once ``done`` results are in; the handle and its partial report."""
+    """Start a run of the toy benchmark, cancel it once ``done`` results are in; the handle and its partial report.
+
+    ``settings``: more arguments for ``heta_nb.start`` (``query_options``, say).
+    """
     import heta_nb
 
+    settings.setdefault("concurrency", 2)
     run = heta_nb.start(
         toy_benchmark(cases),
         kb=kb,
         query_modes=list(query_modes),
         store=store,
         report_id=report_id,
-        concurrency=2,
         knowledge_base_name="toy kb",
         progress=False,
+        **settings,
     )
     deadline = time.monotonic() + 20
     while run.state.done < done and time.monotonic() < deadline:
         time.sleep(0.01)
     run.cancel()
     return run, run.result(timeout=20)
+
+
+def run_toy(**kwargs: Any) -> Any:
+    """``heta_nb.evaluate`` of the toy benchmark: ``exact_kb``, modes good and poor, in memory (all overridable)."""
+    import heta_nb
+
+    kwargs.setdefault("progress", False)
+    kwargs.setdefault("query_modes", ["good", "poor"])
+    kwargs.setdefault("knowledge_base_name", "toy kb")
+    kwargs.setdefault("store", None)
+    kwargs.setdefault("kb", exact_kb)
+    kwargs.setdefault("report_id", "whole")
+    return heta_nb.evaluate(kwargs.pop("benchmark", None) or toy_benchmark(), **kwargs)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import SlowKB, exact_kb, toy_benchmark
+from runner_support import SlowKB, exact_kb, run_toy, toy_benchmark
 
 import heta_nb
 
@@ -93,13 +93,7 @@ def test_sigint_handled_on_another_thread_cancels_the_blocking_evaluate(kind: st
 
 
 def _run(**kwargs: Any) -> heta_nb.EvaluationReport:
-    kwargs.setdefault("progress", False)
-    kwargs.setdefault("query_modes", MODES)
-    kwargs.setdefault("knowledge_base_name", "toy kb")
-    kwargs.setdefault("store", None)
-    kwargs.setdefault("kb", exact_kb)
-    kwargs.setdefault("report_id", "whole")
-    return heta_nb.evaluate(kwargs.pop("benchmark", toy_benchmark()), **kwargs)
+    return run_toy(**kwargs)  # type: ignore[no-any-return]
 
 
 def _shards(count: int = 3, **kwargs: Any) -> list[heta_nb.EvaluationReport]:

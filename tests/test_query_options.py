@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import SlowKB, exact_kb, toy_benchmark
+from runner_support import SlowKB, cancel_after, exact_kb, run_toy, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -31,16 +31,6 @@ class OptionsKB:
         if self.delay:
             time.sleep(self.delay)
         return exact_kb(query, mode=mode, top_k=top_k)
-
-
-def _run(**kwargs: Any) -> heta_nb.EvaluationReport:
-    kwargs.setdefault("progress", False)
-    kwargs.setdefault("query_modes", MODES)
-    kwargs.setdefault("knowledge_base_name", "toy kb")
-    kwargs.setdefault("store", None)
-    kwargs.setdefault("kb", exact_kb)
-    kwargs.setdefault("report_id", "whole")
-    return heta_nb.evaluate(kwargs.pop("benchmark", toy_benchmark()), **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -73,18 +63,18 @@ def test_ordinary_names(name: str) -> None:
 def test_the_report_records_the_options_with_secrets_redacted_while_the_kb_gets_them_all() -> None:
     options = {"alpha": 0.5, "llm": {"model": "m", "api_key": "sk-live-123"}, "filters": [{"token": "t"}]}
     kb = OptionsKB()
-    report = _run(kb=kb, query_options=options)
+    report = run_toy(kb=kb, query_options=options)
     recorded = report.to_dict()["metadata"]["heta_nb"]["query_options"]
     assert recorded == {"alpha": 0.5, "llm": {"model": "m", "api_key": REDACTED}, "filters": [{"token": REDACTED}]}
     assert "sk-live-123" not in report.to_json()
     assert kb.seen and all(seen == options for seen in kb.seen)  # the KB still gets the real values
-    assert recorded_options({}) == {} and _run().metadata["heta_nb"]["query_options"] == {}
+    assert recorded_options({}) == {} and run_toy().metadata["heta_nb"]["query_options"] == {}
 
 
 def test_the_report_view_shows_the_options() -> None:
     from heta_nb.render import render_report_html
 
-    report = _run(query_options={"alpha": 0.25, "api_key": "sk-live-123"})
+    report = run_toy(query_options={"alpha": 0.25, "api_key": "sk-live-123"})
     html = render_report_html(report)
     assert "query_options" in html and "alpha: 0.25" in html and "&lt;redacted&gt;" in html
     assert "sk-live-123" not in html
@@ -92,39 +82,35 @@ def test_the_report_view_shows_the_options() -> None:
 
 def test_resume_with_other_options_is_refused_other_secrets_are_not(tmp_path: Path) -> None:
     store = ReportStore(tmp_path)
-    run = heta_nb.start(
-        toy_benchmark(30),
-        kb=SlowKB(0.05),
-        query_modes=MODES,
+    _, partial = cancel_after(
+        2,
         store=store,
+        kb=SlowKB(0.05),
         report_id="r",
-        knowledge_base_name="toy kb",
-        progress=False,
+        cases=30,
         concurrency=1,
         query_options={"alpha": 0.5, "api_key": "old key"},
     )
-    while run.state.done < 2:
-        time.sleep(0.01)
-    run.cancel()
-    partial = run.result(timeout=20)
     settings = dict(benchmark=toy_benchmark(30), kb=SlowKB(0), store=store, report_id="r", resume=True)
     with pytest.raises(RunError, match=r"cannot resume report 'r': its checkpoint has query_options=\{'alpha': 0.5"):
-        _run(**settings, query_options={"alpha": 0.75, "api_key": "old key"})
+        run_toy(**settings, query_options={"alpha": 0.75, "api_key": "old key"})
     with pytest.raises(RunError, match="its checkpoint has query_options"):
-        _run(**settings)  # no options at all is other options too
+        run_toy(**settings)  # no options at all is other options too
     with pytest.raises(RunError, match="its checkpoint has trace=False, this run has True"):
-        _run(**settings, query_options={"alpha": 0.5, "api_key": "k"}, trace=True)  # responses with and without traces
-    done = _run(**settings, query_options={"alpha": 0.5, "api_key": "a rotated key"})
+        run_toy(
+            **settings, query_options={"alpha": 0.5, "api_key": "k"}, trace=True
+        )  # responses with and without traces
+    done = run_toy(**settings, query_options={"alpha": 0.5, "api_key": "a rotated key"})
     assert len(done.case_results) == 60 > len(partial.case_results)
     # the checkpoint is gone with the complete report; the stored report's settings are checked instead
     with pytest.raises(RunError, match="its stored report has query_options"):
-        _run(**settings, query_options={"alpha": 0.75})
+        run_toy(**settings, query_options={"alpha": 0.75})
 
 
 def test_merge_refuses_shards_queried_with_other_options() -> None:
-    shards = [_run(shard=(i, 3), query_options={"alpha": 0.5, "api_key": f"key {i}"}) for i in range(3)]
+    shards = [run_toy(shard=(i, 3), query_options={"alpha": 0.5, "api_key": f"key {i}"}) for i in range(3)]
     merged = heta_nb.merge_reports(shards)  # another API key per shard is the same setting
     assert merged.metadata["heta_nb"]["query_options"] == {"alpha": 0.5, "api_key": REDACTED}
-    odd = _run(shard=(1, 3), query_options={"alpha": 0.9})
+    odd = run_toy(shard=(1, 3), query_options={"alpha": 0.9})
     with pytest.raises(ValueError, match="different query_options"):
         heta_nb.merge_reports([shards[0], odd, shards[2]])
