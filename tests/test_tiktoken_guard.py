@@ -13,7 +13,12 @@ from helpers import FIXTURES, heta_available, heta_jsonl_benchmark, heta_recipe,
 import heta_nb
 from heta_nb.runner.tiktoken_guard import EncodingUnavailableError, fail_fast_encodings
 
-tiktoken = pytest.importorskip("tiktoken")
+try:
+    import tiktoken
+except ImportError:  # the core on Python 3.10 and 3.13: no [heta] extra, so no tiktoken
+    tiktoken = None
+
+needs_tiktoken = pytest.mark.skipif(tiktoken is None, reason="needs tiktoken (the [heta] extra)")
 
 _lookups = {"on": False, "count": 0}
 
@@ -35,6 +40,15 @@ def lookups_during(func: Any) -> tuple[Any, int]:
         _lookups["on"] = False
 
 
+@pytest.mark.skipif(tiktoken is not None, reason="tiktoken is installed")
+def test_without_tiktoken_a_build_block_does_nothing() -> None:
+    reasons: dict[str, str] = {}
+    with fail_fast_encodings(reasons.setdefault):
+        pass
+    assert reasons == {} and "tiktoken" not in sys.modules
+
+
+@needs_tiktoken
 def test_an_encoding_that_failed_fails_at_once_until_the_last_block_ends() -> None:
     original = tiktoken.get_encoding
     reasons: dict[str, str] = {}
@@ -53,6 +67,7 @@ def test_an_encoding_that_failed_fails_at_once_until_the_last_block_ends() -> No
         tiktoken.get_encoding("no_such_encoding")
 
 
+@needs_tiktoken
 def test_the_wrapper_is_removed_when_the_build_fails() -> None:
     original = tiktoken.get_encoding
     with pytest.raises(RuntimeError, match="build failed"), fail_fast_encodings():
@@ -61,6 +76,8 @@ def test_the_wrapper_is_removed_when_the_build_fails() -> None:
 
 
 def _cl100k_loads() -> bool:
+    if tiktoken is None:
+        return False
     try:
         tiktoken.get_encoding("cl100k_base")
     except Exception:  # noqa: BLE001 - no network and no cached file: what this test is about
@@ -69,6 +86,7 @@ def _cl100k_loads() -> bool:
 
 
 @requires_heta
+@needs_tiktoken
 @pytest.mark.skipif(heta_available() and _cl100k_loads(), reason="tiktoken's cl100k_base loads on this machine")
 def test_an_offline_recipe_build_tries_the_download_once_and_keeps_hetas_fallback_counts(tmp_path: Path) -> None:
     from heta_framework.kb import KnowledgeBase
