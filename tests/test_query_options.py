@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,22 +13,17 @@ from heta_nb import ReportStore
 from heta_nb.runner import RunError
 from heta_nb.runner.redaction import REDACTED, is_secret_key, recorded_options
 
-MODES = ["good", "poor"]
-
 
 class OptionsKB:
     """Answers like ``exact_kb`` and keeps the options each query got."""
 
     name = "toy kb"
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self) -> None:
         self.seen: list[dict[str, Any]] = []
-        self.delay = delay
 
     def query(self, query: str, *, mode: str, top_k: int, options: dict, trace: bool) -> Any:
         self.seen.append(options)
-        if self.delay:
-            time.sleep(self.delay)
         return exact_kb(query, mode=mode, top_k=top_k)
 
 
@@ -96,10 +90,8 @@ def test_resume_with_other_options_is_refused_other_secrets_are_not(tmp_path: Pa
         run_toy(**settings, query_options={"alpha": 0.75, "api_key": "old key"})
     with pytest.raises(RunError, match="its checkpoint has query_options"):
         run_toy(**settings)  # no options at all is other options too
-    with pytest.raises(RunError, match="its checkpoint has trace=False, this run has True"):
-        run_toy(
-            **settings, query_options={"alpha": 0.5, "api_key": "k"}, trace=True
-        )  # responses with and without traces
+    with pytest.raises(RunError, match="its checkpoint has trace=False, this run has True"):  # traced and not
+        run_toy(**settings, query_options={"alpha": 0.5, "api_key": "k"}, trace=True)
     done = run_toy(**settings, query_options={"alpha": 0.5, "api_key": "a rotated key"})
     assert len(done.case_results) == 60 > len(partial.case_results)
     # the checkpoint is gone with the complete report; the stored report's settings are checked instead
