@@ -67,7 +67,7 @@ def report_dict(n: int, metrics: int, *, seed: int, shift: float, report_id: str
         "knowledge_base_manifest": {},
         "recipe_manifest": {},
         "query_modes": ["full_text_search"],
-        "score_summary": heta_score_summary(EvaluationCaseResult._wrap(r) for r in results),
+        "score_summary": heta_score_summary(EvaluationCaseResult.from_raw(r) for r in results),
         "case_results": results,
         "started_at": "2026-01-01T00:00:00+00:00",
         "finished_at": "2026-01-01T00:10:00+00:00",

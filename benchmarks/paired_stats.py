@@ -1,4 +1,4 @@
-"""Time ``heta_nb.paired_stats.paired_test`` against SciPy's resampling tests.
+"""Time ``heta_nb.stats.paired.paired_test`` against SciPy's resampling tests.
 
 Usage::
 
@@ -22,8 +22,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from heta_nb import paired_stats
-from heta_nb.paired_stats import paired_test
+from heta_nb.stats import paired as paired_stats
+from heta_nb.stats.paired import paired_test
 
 
 def best_ms(fn: Callable[[], object], repeat: int) -> float:

@@ -43,7 +43,7 @@ def best_of(repeat: int, func) -> tuple[float, object]:
 
 def bare_pass(report: EvaluationReport) -> None:
     """Touch every score once: the least any one-pass summary has to do."""
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         for score in result["scores"]:
             score["value"]
 
@@ -57,22 +57,22 @@ def main() -> None:
 
     print(f"building synthetic_report({args.cases:,}, modes={len(MODES)}, results_per_case={args.results}) ...")
     report = synthetic_report(args.cases, modes=MODES, results_per_case=args.results)
-    data = report._data
+    data = report.raw
 
     start = time.perf_counter()
     environment().get_template("report.html.j2")
     compile_ms = (time.perf_counter() - start) * 1000
 
     rows = []
-    context_ms, context = best_of(args.repeat, lambda: build_report_context(EvaluationReport._wrap(data)))
+    context_ms, context = best_of(args.repeat, lambda: build_report_context(EvaluationReport.from_raw(data)))
     template = environment().get_template("report.html.j2")
     template_ms, _ = best_of(args.repeat, lambda: template.render(ctx=context))
-    ms, html = best_of(args.repeat, lambda: render_report_html(EvaluationReport._wrap(data)))
+    ms, html = best_of(args.repeat, lambda: render_report_html(EvaluationReport.from_raw(data)))
     rows.append((f"{args.cases:,} cases x {len(MODES)} modes", ms, len(str(html).encode()) / 1024, True))
     floor_ms, _ = best_of(args.repeat, lambda: bare_pass(report))
     for path in FIXTURES:
         fixture = load_report(path)
-        fms, fhtml = best_of(args.repeat, lambda f=fixture: render_report_html(EvaluationReport._wrap(f._data)))
+        fms, fhtml = best_of(args.repeat, lambda f=fixture: render_report_html(EvaluationReport.from_raw(f.raw)))
         rows.append((path.name, fms, len(str(fhtml).encode()) / 1024, False))
 
     print(f"\ntemplate compilation (once per process): {compile_ms:.1f} ms")

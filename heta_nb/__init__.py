@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from heta_nb._version import __version__
 
 # name -> module that defines it (imported on first attribute access, PEP 562)
 _EXPORTS: dict[str, str] = {
@@ -40,9 +40,11 @@ _EXPORTS: dict[str, str] = {
 }
 
 # submodules reachable as attributes after a plain ``import heta_nb``
-_SUBMODULES = frozenset(
-    {"demo", "distributions", "evaluators", "export", "notebook", "plots", "render", "stats", "tables", "testing"}
-)
+_SUBMODULES: dict[str, str] = {
+    name: f"heta_nb.{name}"
+    for name in ("demo", "evaluators", "export", "notebook", "plots", "render", "stats", "tables", "testing")
+}
+_SUBMODULES["distributions"] = "heta_nb.tables.distributions"  # its home before 0.2
 
 __all__ = [
     "Benchmark",
@@ -115,7 +117,7 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
-        return importlib.import_module(f"heta_nb.{name}")
+        return importlib.import_module(_SUBMODULES[name])
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'heta_nb' has no attribute {name!r}")

@@ -40,13 +40,13 @@ def _display_subscriber(progress: Progress, run: EvaluationRun | None) -> Callab
     if choice == "auto":
         choice = "widget" if _in_notebook() else "console"
     if choice == "widget":
-        from heta_nb.widget import RunWidget
+        from heta_nb.progress.widget import RunWidget
 
         widget = RunWidget(run=run)
         widget.display()
         return widget
     if choice == "console":
-        from heta_nb.console import ConsoleProgress
+        from heta_nb.progress.console import ConsoleProgress
 
         return ConsoleProgress()
     raise ValueError(f"progress must be True, False, 'widget', 'console' or a callable, got {progress!r}")

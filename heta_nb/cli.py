@@ -29,7 +29,7 @@ __all__ = ["build_parser", "main"]
 
 
 def _report(text: str):  # noqa: ANN202 - a report
-    from heta_nb.locate import resolve_report
+    from heta_nb.store.locate import resolve_report
 
     return resolve_report(text)
 
@@ -148,9 +148,9 @@ def _check_output(
 
 def _stored_files(inputs: Sequence[str], reports: Sequence[Any]) -> list[Path]:
     """The files of reports named as ``STORE:KB[/ID]`` in a local store."""
-    from heta_nb.locate import split_store_reference
     from heta_nb.model.io import local_path
     from heta_nb.store import report_key
+    from heta_nb.store.locate import split_store_reference
 
     files = []
     for text, report in zip(inputs, reports):
@@ -285,7 +285,7 @@ def _pandas_options():  # noqa: ANN202 - a context manager
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from heta_nb._optional import require
+    from heta_nb._util.optional import require
 
     require("heta_framework", extra="heta", purpose="heta-nb demo")  # before it prints anything
     from heta_nb.demo import run_demo

@@ -26,8 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from heta_nb import __version__
-from heta_nb._atomic import write_atomically
+from heta_nb._util.atomic import write_atomically
+from heta_nb._version import __version__
 from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import as_float
 
@@ -84,7 +84,7 @@ def report_explorer_data(report: EvaluationReport, limits: ExportLimits) -> dict
     ]
     rows = []
     chars = limits.text_chars
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         response = result["response"] or {}
         error = result["error"]
         results = response.get("results") or []
@@ -165,7 +165,7 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         ("written by", writer),
         ("exported by", f"heta_nb {__version__}"),
     ]
-    data = report._data  # read only: json.dumps of three small parts, not a copy of the report
+    data = report.raw  # read only: json.dumps of three small parts, not a copy of the report
     manifests = [
         _manifest_block("Recipe manifest", data["recipe_manifest"], limits.manifest_chars),
         _manifest_block("Knowledge-base manifest", data["knowledge_base_manifest"], limits.manifest_chars),
@@ -185,11 +185,11 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         data_id="heta-explorer-" + hashlib.sha1(report.report_id.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         facts=facts,
         manifests=manifests,
-        explorer_js=Markup(_asset("explorer.js")),
+        explorer_js=Markup(asset("explorer.js")),
     )
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
     return (resources.files("heta_nb") / "render" / "assets" / name).read_text(encoding="utf-8")
 
 

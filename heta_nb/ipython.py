@@ -113,7 +113,7 @@ class HetaMagics(Magics):
             return _print_help(self.heta_report)
         args = _parse(self.heta_report, line)
         from heta_nb.errors import HetaNbError
-        from heta_nb.locate import resolve_report
+        from heta_nb.store.locate import resolve_report
 
         try:
             return resolve_report(_unquote(args.source), store=args.store)
@@ -188,7 +188,7 @@ class HetaMagics(Magics):
         namespace = self.shell.user_ns if self.shell is not None else {}
         if name.isidentifier() and name in namespace:
             return namespace[name]
-        from heta_nb.locate import resolve_report
+        from heta_nb.store.locate import resolve_report
 
         return resolve_report(name)
 

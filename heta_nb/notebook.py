@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from heta_nb._unicode import valid_text
+from heta_nb._util.unicode import valid_text
 from heta_nb.model.report import EvaluationReport
 
 __all__ = [
@@ -148,7 +148,7 @@ class _Builder:
 
 
 def _report_cells(builder: _Builder, report: EvaluationReport, source: str, name: str = "report") -> None:
-    from heta_nb.distributions import worst_cases
+    from heta_nb.tables.distributions import worst_cases
 
     counts = report.mode_counts()
     results = len(report.case_results)
@@ -193,7 +193,7 @@ def _report_cells(builder: _Builder, report: EvaluationReport, source: str, name
         builder.code(f"heta_nb.notebook.figure_view({name}, 'scores', {first!r})", figure_view(report, "scores", first))
         builder.markdown(f"### Worst cases by {md_escape(first)}")
         builder.code(
-            f"heta_nb.notebook.table_view(heta_nb.distributions.worst_cases({name}, {first!r}, n=10))",
+            f"heta_nb.notebook.table_view(heta_nb.tables.distributions.worst_cases({name}, {first!r}, n=10))",
             table_view(worst_cases(report, first, n=10)),
         )
 
@@ -210,7 +210,7 @@ def comparison_figure(comparison: Any, kind: str, metric: str, system: str | Non
 
 
 def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) -> None:
-    from heta_nb.comparison import _p_text
+    from heta_nb.comparison import p_text
 
     rows = comparison.summary_rows()
     holm = comparison.correction == "holm"
@@ -231,7 +231,7 @@ def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) ->
             f"- {md_escape(row['system'])} is {'better' if row['mean_diff'] > 0 else 'worse'} on "
             f"{md_escape(row['metric'])}: {row['mean_diff']:+.3f} ({pct} CI {row['ci_low']:+.3f} to "
             f"{row['ci_high']:+.3f}, {'adjusted ' if holm else ''}"
-            f"p={_p_text(row['p_adjusted'], comparison.alpha)}, n={row['n']})"
+            f"p={p_text(row['p_adjusted'], comparison.alpha)}, n={row['n']})"
         )
     if not decided:
         lines.append(
@@ -351,7 +351,7 @@ def to_notebook(
     import nbformat
     from nbformat.v4 import new_notebook
 
-    from heta_nb._atomic import write_atomically
+    from heta_nb._util.atomic import write_atomically
     from heta_nb.comparison import Comparison
     from heta_nb.model.io import encode_report, load_report, local_report_file
 

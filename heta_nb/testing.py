@@ -11,8 +11,8 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from heta_nb.model._json import dumps_compact
 from heta_nb.model.io import decode_report
+from heta_nb.model.json import dumps_compact
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary
 
@@ -165,7 +165,7 @@ def synthetic_report_dict(
                     "metadata": {"benchmark_run_unit": "corpus", "knowledge_base_name": knowledge_base_name},
                 }
             )
-    summary = heta_score_summary(EvaluationCaseResult._wrap(r) for r in case_results)
+    summary = heta_score_summary(EvaluationCaseResult.from_raw(r) for r in case_results)
     return {
         "schema_version": "1",
         "report_id": report_id,

@@ -98,7 +98,7 @@ def report_dict(results: list[dict[str, Any]], *, report_id: str, modes: Any, be
         "knowledge_base_manifest": {},
         "recipe_manifest": {},
         "query_modes": list(modes),
-        "score_summary": heta_score_summary(EvaluationCaseResult._wrap(r) for r in results),
+        "score_summary": heta_score_summary(EvaluationCaseResult.from_raw(r) for r in results),
         "case_results": results,
         "started_at": "2026-01-01T00:00:00+00:00",
         "finished_at": "2026-01-01T00:01:00+00:00",

@@ -12,7 +12,7 @@ from helpers import FIXTURES
 
 import heta_nb
 from heta_nb.cli import main
-from heta_nb.locate import split_store_reference
+from heta_nb.store.locate import split_store_reference
 
 NORMAL = str(FIXTURES / "report-normal.json")
 

@@ -19,7 +19,7 @@ import heta_nb
 import heta_nb.demo
 from heta_nb.comparison import SUMMARY_COLUMNS, Comparison, HetaComparisonWarning, compare
 from heta_nb.model.report import EvaluationReport
-from heta_nb.paired_stats import PairedTest, holm, paired_test
+from heta_nb.stats.paired import PairedTest, holm, paired_test
 from heta_nb.testing import synthetic_report, synthetic_report_dict
 
 SYNTH_METRICS = ("evidence_recall@5", "answer_contains", "beir_ndcg@5")
@@ -544,7 +544,7 @@ def test_plots() -> None:
 def test_aligning_ten_thousand_cases() -> None:
     """Alignment at scale (its speed is measured by benchmarks/compare.py, not here)."""
     reports = [
-        EvaluationReport._wrap(fast_report_dict(10_000, seed=i, shift=0.01 * i, report_id=f"r{i}")) for i in range(3)
+        EvaluationReport.from_raw(fast_report_dict(10_000, seed=i, shift=0.01 * i, report_id=f"r{i}")) for i in range(3)
     ]
     c = strict_compare(*reports, resamples=1)
     assert set(c.overlap.aligned.values()) == {10_000} and len(c.metrics) == 5
@@ -559,7 +559,7 @@ def test_text_nan_and_duplicate_scores_are_counted_not_compared() -> None:
     second["case_results"].append(json.loads(json.dumps(second["case_results"][5])))  # a repeated case
     second["score_summary"] = {}
     with pytest.warns(HetaComparisonWarning) as caught:
-        c = compare(first, EvaluationReport._wrap(second), resamples=500)
+        c = compare(first, EvaluationReport.from_raw(second), resamples=500)
     messages = [str(w.message) for w in caught]
     assert any("repeated result" in m for m in messages)
     assert any("left out for every system ('b' 3 of 20)" in m for m in messages)

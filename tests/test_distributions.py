@@ -13,9 +13,9 @@ from helpers import FIXTURES
 
 import heta_nb
 import heta_nb.demo
-from heta_nb import distributions as dist
-from heta_nb.model._json import dumps_compact
 from heta_nb.model.io import decode_report
+from heta_nb.model.json import dumps_compact
+from heta_nb.tables import distributions as dist
 from heta_nb.testing import synthetic_report, synthetic_report_dict
 
 scipy_stats = pytest.importorskip("scipy.stats")

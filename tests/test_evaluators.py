@@ -49,7 +49,7 @@ def test_same_scores_as_hetas_evaluators_on_real_responses(path: Any) -> None:
         case = benchmark.case(result.case_id)
         for theirs, ours in pairs:
             expected = asyncio.run(theirs.evaluate(case=case, response=result.response))
-            got = ours.score(case, result.response._data)
+            got = ours.score(case, result.response.raw)
             assert (got.name, got.value, got.passed) == (expected.name, expected.value, expected.passed), (
                 result.case_id,
                 got.name,
@@ -116,7 +116,7 @@ def test_same_evidence_recall_as_heta_on_random_locators() -> None:
         response = QueryResponse(mode="m", results=results)
         for k in (1, 3, 5):
             theirs = asyncio.run(EvidenceRecallAtK(k=k).evaluate(case=case, response=response))
-            ours = get(f"evidence_recall@{k}").score(case, response._data)
+            ours = get(f"evidence_recall@{k}").score(case, response.raw)
             assert ours.value == theirs.value, (trial, k)
             assert list(ours.metadata["matched_reference_ids"]) == list(theirs.metadata["matched_reference_ids"])
 
@@ -149,7 +149,7 @@ def test_same_evidence_recall_as_heta_for_prefix_locators_on_odd_sources() -> No
             response = QueryResponse(mode="m", results=results)
             for k in (1, 3):
                 theirs = loop.run_until_complete(EvidenceRecallAtK(k=k).evaluate(case=case, response=response))
-                ours = get(f"evidence_recall@{k}").score(case, response._data)
+                ours = get(f"evidence_recall@{k}").score(case, response.raw)
                 assert ours.value == theirs.value, (trial, k, results, prefix)
                 differs += theirs.value == 0.0
     finally:

@@ -21,7 +21,7 @@ import pytest
 from helpers import FIXTURES
 
 import heta_nb
-from heta_nb._unicode import escape_surrogates_in_json, valid_text
+from heta_nb._util.unicode import escape_surrogates_in_json, valid_text
 from heta_nb.model.summary import as_float, numeric_value
 from heta_nb.render.env import format_number
 from heta_nb.render.svg import histogram

@@ -15,11 +15,11 @@ import pytest
 from runner_support import exact_kb, toy_benchmark
 
 import heta_nb
-from heta_nb.console import ConsoleProgress
+from heta_nb.progress.console import ConsoleProgress
+from heta_nb.progress.widget import RunWidget
 from heta_nb.render.widget import render_widget_parts
 from heta_nb.runner.events import CaseFinished, RunFinished, RunStarted, RunWarning
 from heta_nb.tables import cases_frame, scores_frame, summary_frame
-from heta_nb.widget import RunWidget
 
 EVIL = "<script>alert('x')</script> & \"q\" \ud800"
 

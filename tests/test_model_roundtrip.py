@@ -292,7 +292,7 @@ def test_score_summary_equals_hetas_bit_for_bit_on_random_results() -> None:
                 value = rng.choice([rng.random(), rng.random() * 1e6, True, False, rng.randint(0, 3), "good", 1e-300])
                 scores.append({"name": name, "value": value, "passed": None, "metadata": {}})
             ours.append(
-                EvaluationCaseResult._wrap(
+                EvaluationCaseResult.from_raw(
                     {"case_id": f"c{i}", "query": "q", "query_mode": mode, "scores": scores, "response": {}}
                 )
             )

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heta_nb import paired_stats
-from heta_nb.paired_stats import PairedTest, adjust_holm, holm, paired_test
+from heta_nb.stats import paired as paired_stats
+from heta_nb.stats.paired import PairedTest, adjust_holm, holm, paired_test
 
 scipy_stats = pytest.importorskip("scipy.stats")
 

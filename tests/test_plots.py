@@ -23,9 +23,9 @@ from matplotlib.figure import Figure  # noqa: E402
 import heta_nb  # noqa: E402
 import heta_nb.demo  # noqa: E402
 from heta_nb import plots, stats  # noqa: E402
-from heta_nb.distributions import label_breakdown  # noqa: E402
-from heta_nb.model._json import dumps_compact  # noqa: E402
 from heta_nb.model.io import decode_report  # noqa: E402
+from heta_nb.model.json import dumps_compact  # noqa: E402
+from heta_nb.tables.distributions import label_breakdown  # noqa: E402
 from heta_nb.testing import synthetic_report, synthetic_report_dict  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -86,7 +86,7 @@ def fixture_dict(name: str) -> dict[str, Any]:
 
 
 def report_from(data: dict[str, Any]) -> EvaluationReport:
-    data["score_summary"] = heta_score_summary(EvaluationCaseResult._wrap(r) for r in data["case_results"])
+    data["score_summary"] = heta_score_summary(EvaluationCaseResult.from_raw(r) for r in data["case_results"])
     return EvaluationReport.from_dict(data)
 
 
@@ -351,7 +351,7 @@ def test_details_are_limited_and_say_so() -> None:
 def test_output_is_deterministic_and_ids_follow_the_report_id() -> None:
     report = load("errors")
     first = render_report_html(report)
-    second = render_report_html(EvaluationReport._wrap(copy.deepcopy(report._data)))
+    second = render_report_html(EvaluationReport.from_raw(copy.deepcopy(report.raw)))
     assert first == second
     prefix = "heta-" + hashlib.sha1(b"fixture-errors").hexdigest()[:10]
     assert f'id="{prefix}"' in first and f'href="#{prefix}-case-1"' in first

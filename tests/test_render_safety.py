@@ -117,7 +117,7 @@ def hostile_report() -> EvaluationReport:
     data["case_results"][0]["query"] = BIG
     data["metadata"]["heta_nb"] = {"status": "cancelled", "done": 3, "total": 9, "failure": BIG, "warnings": [BIG]}
     # One key per score name of the hostile data, so Heta's summary stays consistent.
-    data["score_summary"] = heta_score_summary(EvaluationCaseResult._wrap(r) for r in data["case_results"])
+    data["score_summary"] = heta_score_summary(EvaluationCaseResult.from_raw(r) for r in data["case_results"])
     return EvaluationReport.from_dict(data)
 
 

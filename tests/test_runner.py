@@ -450,7 +450,7 @@ def test_start_leaves_the_caller_free() -> None:
 def test_console_progress_output() -> None:
     import io
 
-    from heta_nb.console import ConsoleProgress
+    from heta_nb.progress.console import ConsoleProgress
 
     stream = io.StringIO()
     now = [0.0]

@@ -17,7 +17,7 @@ from runner_support import SlowKB, cancel_after, exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
-from heta_nb._atomic import write_atomically
+from heta_nb._util.atomic import write_atomically
 from heta_nb.runner.checkpoint import CHECKPOINT_FILE
 from heta_nb.runner.deadlines import SUPPORTED, Deadlines
 from heta_nb.store import report_prefix
@@ -165,16 +165,16 @@ def test_heta_responses_are_shared_and_foreign_values_converted_as_heta_does(tmp
             return HetaScore(name="heta_style", value=True, passed=True, metadata={"n": len(response.results)})
 
     report = _run(kb=kb, store=tmp_path, evaluators=[HetaStyle(), "evidence_recall@3"], report_id="shared")
-    shared = report.case("c000", "good").response._data["results"][0]
+    shared = report.case("c000", "good").response.raw["results"][0]
     assert shared is plain.__dict__  # no copy of a Heta result
     assert report.case("c000", "good").score("heta_style").metadata == {"n": 1}
-    converted = report.case("c001", "good").response._data["results"][1]
+    converted = report.case("c001", "good").response.raw["results"][1]
     assert converted["source"]["tags"] == ["a"]
     assert converted["source"]["7"] == {"type": "Foreign", "manifest_note": "value omitted because it is not JSON-safe"}
     assert converted["metadata"]["when"]["type"] == "Foreign"
     loaded = ReportStore(tmp_path).load("toy kb", "shared")
     assert loaded == report  # tuples in memory, lists on disk: equal as JSON
-    assert loaded.case("c000", "good").response._data["results"][0]["source"]["chunk_ids"] == ["c1"]
+    assert loaded.case("c000", "good").response.raw["results"][0]["source"]["chunk_ids"] == ["c1"]
 
 
 # -- batches: the checkpoint is on disk when the event arrives -----------------------------------

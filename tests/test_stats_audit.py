@@ -17,10 +17,10 @@ from helpers import report_dict
 
 import heta_nb
 from heta_nb import stats
-from heta_nb.comparison import Comparison, HetaComparisonWarning, _p_text, compare
+from heta_nb.comparison import Comparison, HetaComparisonWarning, compare, p_text
 from heta_nb.model.report import EvaluationReport
-from heta_nb.paired_stats import holm, paired_test
 from heta_nb.render.comparison import comparison_context, render_comparison_html
+from heta_nb.stats.paired import holm, paired_test
 
 # --- real reports ----------------------------------------------------------------------------
 
@@ -272,8 +272,8 @@ def test_html_p_is_on_the_same_side_of_alpha_as_the_verdict() -> None:
     row = comparison_context(c)["rows"][0]
     assert row["significant"] and row["verdict"].startswith("better")
     assert float(row["p"]) < c.alpha and row["p"] == "0.046875"
-    assert _p_text(0.0504, 0.05) == "0.05" and _p_text(0.0496, 0.05) == "0.0496"
-    assert _p_text(0.0496) == "0.05" and _p_text(0.0004, 0.05) == "<0.001"
+    assert p_text(0.0504, 0.05) == "0.05" and p_text(0.0496, 0.05) == "0.0496"
+    assert p_text(0.0496) == "0.05" and p_text(0.0004, 0.05) == "<0.001"
 
 
 def test_html_ci_and_sign_agree_with_the_frame() -> None:

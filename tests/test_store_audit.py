@@ -18,7 +18,7 @@ import pytest
 from helpers import requires_heta
 
 from heta_nb import ReportStore
-from heta_nb._atomic import write_atomically
+from heta_nb._util.atomic import write_atomically
 from heta_nb.errors import ReportExistsError, UnsafeNameError
 from heta_nb.store import SUMMARY_FILE, ReportStoreWarning, report_key, safe_slug, windows_name_problem
 from heta_nb.testing import synthetic_report

@@ -20,7 +20,7 @@ import pytest
 
 import heta_nb
 from heta_nb import ReportStore
-from heta_nb._atomic import write_atomically
+from heta_nb._util.atomic import write_atomically
 from heta_nb.errors import ReportExistsError, ReportFormatError, ReportNotFoundError, StoreError, UnsafeNameError
 from heta_nb.store import SUMMARY_FILE, ReportStoreWarning, report_key
 from heta_nb.testing import synthetic_report

@@ -17,10 +17,10 @@ import heta_nb
 from heta_nb import stats
 from heta_nb.benchmark import Benchmark, BenchmarkCase
 from heta_nb.comparison import HetaComparisonWarning, compare
-from heta_nb.distributions import interval
 from heta_nb.runner import RunState, replay
 from heta_nb.runner.events import RunFinished
 from heta_nb.tables import summary_frame
+from heta_nb.tables.distributions import interval
 
 MANIFEST = {"name": "thin", "version": "1", "split": "test", "task_type": "qa"}
 

@@ -9,8 +9,8 @@ import pytest
 from runner_support import SlowKB, exact_kb, toy_benchmark
 
 import heta_nb
-from heta_nb._throttle import Throttle
-from heta_nb.widget import RunWidget
+from heta_nb._util.throttle import Throttle
+from heta_nb.progress.widget import RunWidget
 
 
 class FakeTime:

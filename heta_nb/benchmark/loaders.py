@@ -51,7 +51,7 @@ from heta_nb.benchmark.types import (
     BenchmarkRunUnit,
 )
 from heta_nb.errors import BenchmarkFormatError
-from heta_nb.model._json import json_type_name
+from heta_nb.model.json import json_type_name
 from heta_nb.model.report import BenchmarkManifest
 
 if TYPE_CHECKING:  # pragma: no cover

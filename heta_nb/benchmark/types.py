@@ -19,8 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from heta_nb.model._json import heta_json_safe
-from heta_nb.model._record import RichDisplay
+from heta_nb.model.json import heta_json_safe
+from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import BenchmarkManifest
 from heta_nb.model.summary import as_float
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from heta_nb._optional import require
+from heta_nb._util.optional import require
 
 __all__ = ["ExtractiveAnswer", "demo_query_engines", "demo_recipe"]
 

@@ -20,7 +20,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from heta_nb.model._json import dict_is_json_object
+from heta_nb.model.json import dict_is_json_object
 from heta_nb.model.query import QueryResponse
 from heta_nb.model.report import EvaluationScore
 
@@ -53,8 +53,8 @@ class Evaluator(Protocol):
 def response_data(response: Any) -> dict[str, Any]:
     """The serialized (JSON) form of a response, converting heta objects if needed."""
     if isinstance(response, QueryResponse):
-        return response._data
-    return QueryResponse.coerce(response)._data
+        return response.raw
+    return QueryResponse.coerce(response).raw
 
 
 class BuiltinEvaluator:
@@ -73,11 +73,11 @@ class BuiltinEvaluator:
         """Score the serialized response ``response`` for ``case``: the score's JSON object."""
         if type(self).score is BuiltinEvaluator.score:  # pragma: no cover - a subclass implements one
             raise NotImplementedError
-        return self.score(case, response)._data  # type: ignore[no-any-return]
+        return self.score(case, response).raw  # type: ignore[no-any-return]
 
     def score(self, case: Any, response: dict[str, Any]) -> EvaluationScore:
         """Score the serialized response ``response`` for ``case``."""
-        return EvaluationScore._wrap(self.score_json(case, response))
+        return EvaluationScore.from_raw(self.score_json(case, response))
 
     async def evaluate(self, *, case: Any, response: Any) -> EvaluationScore:
         """Heta's evaluator protocol, so built-ins also work inside Heta's own runner."""
@@ -105,7 +105,7 @@ class FunctionEvaluator:
         self.name = name or getattr(func, "__name__", None) or type(func).__name__
         if self.name == "<lambda>":
             raise ValueError("give a lambda evaluator a name: FunctionEvaluator(func, name='...')")
-        self.is_async = _is_async_callable(func)
+        self.is_async = is_async_callable(func)
         self.keywords = _accepts_keywords(func)
 
     def __repr__(self) -> str:
@@ -119,7 +119,7 @@ class FunctionEvaluator:
         return result
 
 
-def _is_async_callable(func: Any) -> bool:
+def is_async_callable(func: Any) -> bool:
     """True for ``async def`` functions and objects whose ``__call__`` is ``async def``."""
     return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(type(func).__call__)
 
@@ -181,7 +181,7 @@ class PreparedEvaluator:
     def call(self, case: Any, raw_response: Any, response: QueryResponse | dict[str, Any]) -> Any:
         """Invoke the evaluator (an awaitable when it is async; a built-in returns its score's JSON)."""
         if self.convention is NATIVE:
-            return self.fn(case, response._data if isinstance(response, QueryResponse) else response)
+            return self.fn(case, response.raw if isinstance(response, QueryResponse) else response)
         if self.convention is KEYWORDS:
             return self.fn(case=case, response=raw_response)
         return self.fn(case, raw_response)
@@ -223,7 +223,7 @@ _HETA_SCORE_TYPES: set[type] = set()
 
 
 def score_data(result: Any, name: str) -> dict[str, Any]:
-    """``as_score(result, name)._data`` without the detour for the common cases.
+    """``as_score(result, name).raw`` without the detour for the common cases.
 
     heta_nb's and Heta's own score objects with a number or bool value are taken as
     they are: Heta's ``EvaluationScore`` is a frozen dataclass whose ``__dict__`` is
@@ -233,7 +233,7 @@ def score_data(result: Any, name: str) -> dict[str, Any]:
     """
     kind = type(result)
     if kind is EvaluationScore:
-        return result._data  # type: ignore[no-any-return]
+        return result.raw  # type: ignore[no-any-return]
     if kind in _HETA_SCORE_TYPES or _is_heta_score_type(kind):
         data = result.__dict__
         value = data["value"]
@@ -241,7 +241,7 @@ def score_data(result: Any, name: str) -> dict[str, Any]:
         metadata = data["metadata"]
         if type(value) in _NUMBER_OR_BOOL and (passed is None or type(passed) is bool) and type(metadata) is dict:
             return data  # type: ignore[no-any-return]
-    return as_score(result, name)._data
+    return as_score(result, name).raw
 
 
 _SCORE_FIELDS = ("name", "value", "passed", "metadata")
@@ -259,13 +259,13 @@ def _is_heta_score_type(kind: type) -> bool:
 
 
 _PLAIN_VALUES = frozenset((float, int, bool, str))
-_NOT_NUMPY: Any = object()
-"""What :func:`_numpy_item` returns for anything but a numpy bool or number scalar."""
+NOT_NUMPY: Any = object()
+"""What :func:`numpy_item` returns for anything but a numpy bool or number scalar."""
 _NUMPY_ITEMS = frozenset((bool, int, float))
 
 
-def _numpy_item(value: Any) -> Any:
-    """``value.item()`` (a plain bool, int or float) for a numpy scalar, else ``_NOT_NUMPY``.
+def numpy_item(value: Any) -> Any:
+    """``value.item()`` (a plain bool, int or float) for a numpy scalar, else ``NOT_NUMPY``.
 
     ``np.bool_`` becomes ``bool``, ``np.integer`` ``int`` and ``np.floating`` ``float``
     (NaN stays NaN). numpy is not imported: a numpy scalar is an object whose type
@@ -276,14 +276,14 @@ def _numpy_item(value: Any) -> Any:
     """
     kind = type(value)
     if kind.__module__ != "numpy" or not hasattr(value, "item"):
-        return _NOT_NUMPY
+        return NOT_NUMPY
     if not any(base.__name__ == "generic" and base.__module__ == "numpy" for base in kind.__mro__):
-        return _NOT_NUMPY
+        return NOT_NUMPY
     try:
         item = value.item()
     except Exception:  # noqa: BLE001 - not a scalar we understand
-        return _NOT_NUMPY
-    return item if type(item) in _NUMPY_ITEMS else _NOT_NUMPY
+        return NOT_NUMPY
+    return item if type(item) in _NUMPY_ITEMS else NOT_NUMPY
 
 
 def _plain_score_fields(fields: dict[str, Any]) -> bool:
@@ -291,8 +291,8 @@ def _plain_score_fields(fields: dict[str, Any]) -> bool:
     changed = False
     for key in ("value", "passed"):
         if key in fields:
-            item = _numpy_item(fields[key])
-            if item is not _NOT_NUMPY:
+            item = numpy_item(fields[key])
+            if item is not NOT_NUMPY:
                 fields[key] = item
                 changed = True
     return changed
@@ -310,8 +310,8 @@ def as_score(result: Any, name: str) -> EvaluationScore:
         return EvaluationScore(name=name, value=result)
     if isinstance(result, EvaluationScore):
         return result
-    item = _numpy_item(result)
-    if item is not _NOT_NUMPY:
+    item = numpy_item(result)
+    if item is not NOT_NUMPY:
         return EvaluationScore(name=name, value=item)
     if isinstance(result, (bool, int, float, str)):
         return EvaluationScore(name=name, value=result)

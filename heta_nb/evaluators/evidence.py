@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from heta_nb.evaluators.base import BuiltinEvaluator
-from heta_nb.model._json import heta_json_safe
+from heta_nb.model.json import heta_json_safe
 
 __all__ = ["EvidenceRecall", "as_sequence", "normalize_text", "result_source_candidates", "source_values"]
 

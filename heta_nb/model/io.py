@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from heta_nb.errors import ReportFormatError, ReportNotFoundError
-from heta_nb.model._json import dumps_compact, json_type_name, to_json_value, utf8_json
-from heta_nb.model._record import Problems, _TooManyProblems
+from heta_nb.model.json import dumps_compact, json_type_name, to_json_value, utf8_json
+from heta_nb.model.record import Problems, _TooManyProblems
 from heta_nb.model.report import SUPPORTED_SCHEMA_VERSIONS, EvaluationReport
 
 __all__ = ["ReportSource", "decode_report", "encode_report", "load_report", "parse_report"]
@@ -98,7 +98,7 @@ def _read_location(location: str | os.PathLike[str]) -> bytes:
     text = os.fspath(location)
     path = local_path(text)
     if path is None:
-        from heta_nb._fs import read_url
+        from heta_nb._util.fs import read_url
 
         return read_url(text)
     try:
@@ -217,7 +217,7 @@ def _validated(parsed: Any, source: str, *, every_key: bool = False) -> Evaluati
         problems.items.append("value nested too deeply")
     if problems:
         raise ReportFormatError(source, problems.items, more=problems.more)
-    return EvaluationReport._wrap(checked)
+    return EvaluationReport.from_raw(checked)
 
 
 def encode_report(report: EvaluationReport) -> bytes:
@@ -225,4 +225,4 @@ def encode_report(report: EvaluationReport) -> bytes:
 
     A lone surrogate (which UTF-8 cannot encode) is written as its ``\\uXXXX`` escape.
     """
-    return utf8_json(dumps_compact(report._data))
+    return utf8_json(dumps_compact(report.raw))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from heta_nb.model._record import Items, JsonObject, Number, Record, RichDisplay, Text
+from heta_nb.model.record import Items, JsonObject, Number, Record, RichDisplay, Text
 
 __all__ = ["QueryCitation", "QueryResponse", "QueryResult", "QueryTraceEvent"]
 

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from heta_nb.model._json import freeze, json_type_name
-from heta_nb.model._record import (
+from heta_nb.model.json import freeze, json_type_name
+from heta_nb.model.query import QueryResponse
+from heta_nb.model.record import (
     Choice,
     Field,
     Flag,
@@ -45,7 +46,6 @@ from heta_nb.model._record import (
     TextList,
     _join,
 )
-from heta_nb.model.query import QueryResponse
 from heta_nb.model.summary import heta_score_summary, numeric_value
 
 if TYPE_CHECKING:  # pragma: no cover - only for type checkers
@@ -153,7 +153,7 @@ class EvaluationScore(RichDisplay, Record):
     @property
     def numeric(self) -> float | None:
         """The value as Heta's summary counts it: bool -> 1.0/0.0, number -> float, str -> None."""
-        return numeric_value(self._data["value"])
+        return numeric_value(self.raw["value"])
 
     @property
     def skipped(self) -> bool:
@@ -161,7 +161,7 @@ class EvaluationScore(RichDisplay, Record):
 
         Heta still records a 0.0/False value for skipped scores and averages it in.
         """
-        return self._data["metadata"].get("skipped") is True
+        return self.raw["metadata"].get("skipped") is True
 
 
 class EvaluationError(Record):
@@ -291,12 +291,12 @@ class EvaluationCaseResult(RichDisplay, Record):
     @property
     def ok(self) -> bool:
         """True when the case produced a response (no error)."""
-        return self._data["error"] is None
+        return self.raw["error"] is None
 
     @property
     def status(self) -> str:
         """``"ok"`` or ``"error"``."""
-        return "ok" if self._data["error"] is None else "error"
+        return "ok" if self.raw["error"] is None else "error"
 
     def score(self, name: str) -> EvaluationScore | None:
         """The score named ``name``, or None."""
@@ -308,7 +308,7 @@ class EvaluationCaseResult(RichDisplay, Record):
     @property
     def unit_id(self) -> str | None:
         """The benchmark run unit this result belongs to (``metadata.benchmark_run_unit``)."""
-        unit = self._data["metadata"].get("benchmark_run_unit")
+        unit = self.raw["metadata"].get("benchmark_run_unit")
         return unit if isinstance(unit, str) else None
 
 
@@ -395,7 +395,7 @@ class EvaluationReport(RichDisplay, Record):
         return (
             f"EvaluationReport(report_id={self.report_id!r}, benchmark={self.benchmark.key!r}, "
             f"knowledge_base_name={self.knowledge_base_name!r}, query_modes={list(self.query_modes)!r}, "
-            f"case_results={len(self._data['case_results'])})"
+            f"case_results={len(self.raw['case_results'])})"
         )
 
     # -- derived views ---------------------------------------------------------------
@@ -430,7 +430,7 @@ class EvaluationReport(RichDisplay, Record):
 
         def names() -> tuple[str, ...]:
             seen: dict[str, None] = {}
-            for result in self._data["case_results"]:
+            for result in self.raw["case_results"]:
                 for score in result["scores"]:
                     seen.setdefault(score["name"], None)
             return tuple(seen)
@@ -442,8 +442,8 @@ class EvaluationReport(RichDisplay, Record):
         """The query modes: ``query_modes`` de-duplicated, then any mode only seen in results."""
 
         def modes() -> tuple[str, ...]:
-            seen = dict.fromkeys(self._data["query_modes"])
-            for result in self._data["case_results"]:
+            seen = dict.fromkeys(self.raw["query_modes"])
+            for result in self.raw["case_results"]:
                 seen.setdefault(result["query_mode"], None)
             return tuple(seen)
 
@@ -454,7 +454,7 @@ class EvaluationReport(RichDisplay, Record):
         cases = dict.fromkeys(self.modes, 0)
         errors = dict.fromkeys(self.modes, 0)
         skipped = dict.fromkeys(self.modes, 0)
-        for result in self._data["case_results"]:
+        for result in self.raw["case_results"]:
             mode = result["query_mode"]
             cases[mode] += 1
             if result["error"] is not None:
@@ -467,12 +467,12 @@ class EvaluationReport(RichDisplay, Record):
     @property
     def case_count(self) -> int:
         """Number of case results (``len(case_results)`` without wrapping each one)."""
-        return len(self._data["case_results"])
+        return len(self.raw["case_results"])
 
     @property
     def error_count(self) -> int:
         """Number of case results that ended in an error."""
-        return sum(1 for r in self._data["case_results"] if r["error"] is not None)
+        return sum(1 for r in self.raw["case_results"] if r["error"] is not None)
 
     def errors(self) -> Iterator[EvaluationCaseResult]:
         """The case results that ended in an error, in report order."""
@@ -498,7 +498,7 @@ class EvaluationReport(RichDisplay, Record):
 
     def _case_index(self) -> dict[tuple[str, str], int]:
         index: dict[tuple[str, str], int] = {}
-        for position, result in enumerate(self._data["case_results"]):
+        for position, result in enumerate(self.raw["case_results"]):
             index.setdefault((result["case_id"], result["query_mode"]), position)
         return index
 

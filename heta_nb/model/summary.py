@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-_EXACT_NUMBERS = frozenset((float, int, bool))
+EXACT_NUMBERS = frozenset((float, int, bool))
 """Types whose ``float()`` is :func:`numeric_value` (bool -> 1.0/0.0)."""
 
 
@@ -46,7 +46,7 @@ def numeric_value(value: Any) -> float | None:
 
     An integer beyond the float range is ``inf`` or ``-inf`` (see :func:`as_float`).
     """
-    if type(value) in _EXACT_NUMBERS:  # the common case, first
+    if type(value) in EXACT_NUMBERS:  # the common case, first
         try:
             return float(value)
         except OverflowError:
@@ -85,7 +85,7 @@ def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str
     results = case_results if isinstance(case_results, (list, tuple)) else list(case_results)
     by_mode: dict[str, dict[str, list[float]]] = {}
     for result in results:
-        data = result._data
+        data = result.raw
         mode = data["query_mode"]
         lists = by_mode.get(mode)
         if lists is None:
@@ -109,7 +109,7 @@ def _heta_score_summary_keyed(case_results: Iterable[EvaluationCaseResult]) -> d
     """Heta's algorithm as written: one list per ``"mode.name"`` key, in report order."""
     values: dict[str, list[float]] = {}
     for result in case_results:
-        data = result._data
+        data = result.raw
         mode = data["query_mode"]
         for score in data["scores"]:
             numeric = numeric_value(score["value"])
@@ -182,9 +182,9 @@ class MetricSummary:
 
 def summarize_metrics(report: EvaluationReport, *, confidence: float = 0.95) -> list[MetricSummary]:
     """One :class:`MetricSummary` per mode × metric, in mode then evaluator order."""
-    collector = MetricCollector(report._data["query_modes"])
+    collector = MetricCollector(report.raw["query_modes"])
     add = collector.add
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         add(result)
     return collector.summaries(confidence=confidence)
 
@@ -222,7 +222,7 @@ class MetricCollector:
         return series
 
     def add(self, result: Mapping[str, Any]) -> None:
-        """Count one case result, given in its JSON form (``EvaluationCaseResult._data``)."""
+        """Count one case result, given in its JSON form (``EvaluationCaseResult.raw``)."""
         mode = result["query_mode"]
         series = self._series.get(mode)
         if series is None:

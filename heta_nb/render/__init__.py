@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from heta_nb._unicode import valid_text
+from heta_nb._util.unicode import valid_text
 from heta_nb.render.context import (
     RenderLimits,
     benchmark_context,

@@ -32,7 +32,7 @@ def _clip(text: Any, limit: int = QUERY_CHARS) -> str:
 
 def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str, Any]:
     """Plain data for ``comparison.html.j2``."""
-    from heta_nb.comparison import _p_digits
+    from heta_nb.comparison import p_digits
 
     data = comparison.to_context()
     rows = data["rows"]
@@ -55,7 +55,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                 "metric": _clip(row["metric"], NAME_CHARS),
                 "diff": _signed(diff),
                 "ci": f"[{_signed(lo)}, {_signed(hi)}]" if finite else "—",
-                "p": "—" if not math.isfinite(row["p_adjusted"]) else _p_digits(row["p_adjusted"], alpha, 3, "g"),
+                "p": "—" if not math.isfinite(row["p_adjusted"]) else p_digits(row["p_adjusted"], alpha, 3, "g"),
                 "direction": direction,
                 "bar": {
                     "lo": round(60 + 56 * lo / scale, 2),
@@ -136,8 +136,8 @@ def comparison_document(comparison: Comparison, *, limits: ExportLimits, title: 
     """A standalone page: the comparison view, paired plots and an explorer of per-case deltas."""
     from markupsafe import Markup
 
-    from heta_nb import __version__
-    from heta_nb.export import _asset, figure_entry
+    from heta_nb._version import __version__
+    from heta_nb.export import asset, figure_entry
 
     figures = []
     for name in comparison.systems:
@@ -197,6 +197,6 @@ def comparison_document(comparison: Comparison, *, limits: ExportLimits, title: 
             data_id="heta-explorer-" + context["id"],
             facts=facts,
             manifests=[],
-            explorer_js=Markup(_asset("explorer.js")),
+            explorer_js=Markup(asset("explorer.js")),
         )
     )

@@ -316,7 +316,7 @@ def _score_cell(score: Mapping[str, Any] | None, limits: RenderLimits) -> dict[s
 def score_context(score: EvaluationScore | Mapping[str, Any], limits: RenderLimits | None = None) -> dict[str, Any]:
     """A score's name, formatted value, verdict, skipped reason and metadata entries."""
     limits = limits or DEFAULT_LIMITS
-    data = score._data if isinstance(score, EvaluationScore) else score
+    data = score.raw if isinstance(score, EvaluationScore) else score
     metadata = _as_mapping(data.get("metadata"))
     value = data.get("value")
     passed = data.get("passed")
@@ -414,7 +414,7 @@ def response_context(
     if response is None:
         return None
     limits = limits or DEFAULT_LIMITS
-    data = response if isinstance(response, Mapping) else response._data
+    data = response if isinstance(response, Mapping) else response.raw
     results = data.get("results") or []
     citations = data.get("citations") or []
     trace = data.get("trace") or []
@@ -496,7 +496,7 @@ def case_context(
 ) -> dict[str, Any]:
     """Everything a case drill-down shows: query, answer, scores, results, error, trace."""
     limits = limits or DEFAULT_LIMITS
-    data = case._data if isinstance(case, EvaluationCaseResult) else case
+    data = case.raw if isinstance(case, EvaluationCaseResult) else case
     scores = data.get("scores") or []
     error = data.get("error")
     headline = _first_numeric(scores)
@@ -539,7 +539,7 @@ def _scan(report: EvaluationReport, limits: RenderLimits) -> tuple[MetricCollect
 
     Only result-level fields are read here; the scores are read once, by the collector.
     """
-    data = report._data
+    data = report.raw
     results = data["case_results"]
     collector = MetricCollector(data["query_modes"])
     add = collector.add
@@ -665,7 +665,7 @@ def _header(
     counts: dict[str, int],
     limits: RenderLimits,
 ) -> dict[str, Any]:
-    data = report._data
+    data = report.raw
     benchmark = _as_mapping(data.get("benchmark"))
     name_chars = limits.max_name_chars
     # The raw JSON, not the frozen attribute views: a KB manifest lists every raw,
@@ -929,7 +929,7 @@ def build_report_context(
     ``details``; all strings are plain text, numbers are already formatted.
     """
     limits = limits or DEFAULT_LIMITS
-    data = report._data
+    data = report.raw
     results = data["case_results"]
     prefix = _clean_prefix(id_prefix) if id_prefix else default_id_prefix(str(data.get("report_id")))
     collector, scans, groups, unique_cases = _scan(report, limits)
@@ -1028,7 +1028,7 @@ def build_report_context(
     details_by_mode: dict[str, list[dict[str, Any]]] = {}
     shown = 0
     for mode, index in order:
-        detail = case_context(EvaluationCaseResult._wrap(results[index]), limits, anchor=anchors[(mode, index)])
+        detail = case_context(EvaluationCaseResult.from_raw(results[index]), limits, anchor=anchors[(mode, index)])
         budget -= _weight(detail)
         if budget < 0:
             break

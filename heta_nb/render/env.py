@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from heta_nb._unicode import valid_text
+from heta_nb._util.unicode import valid_text
 from heta_nb.model.summary import as_float
 
 __all__ = ["environment", "format_count", "format_number"]
@@ -57,7 +57,7 @@ def format_count(value: Any) -> str:
 
 
 class _Template(jinja2.Template):
-    """Renders to text UTF-8 can encode (see :func:`heta_nb._unicode.valid_text`)."""
+    """Renders to text UTF-8 can encode (see :func:`heta_nb._util.unicode.valid_text`)."""
 
     def render(self, *args: Any, **kwargs: Any) -> str:
         return valid_text(super().render(*args, **kwargs))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from heta_nb._unicode import valid_text
-from heta_nb.console import format_duration
+from heta_nb._util.unicode import valid_text
+from heta_nb.progress.console import format_duration
 from heta_nb.render.env import environment
 from heta_nb.runner.events import RunState
 

@@ -38,11 +38,11 @@ try:
 except ImportError:  # pragma: no cover - Windows: checkpoints are not locked
     fcntl = None  # type: ignore[assignment]
 
-from heta_nb._atomic import write_chunks
+from heta_nb._util.atomic import write_chunks
 from heta_nb.errors import ReportInUseError
-from heta_nb.model._json import dumps_compact, to_json_value
+from heta_nb.model.json import dumps_compact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult
-from heta_nb.store import ReportStore, _LocalBackend, report_prefix
+from heta_nb.store import LocalBackend, ReportStore, report_prefix
 
 __all__ = ["CHECKPOINT_FILE", "Checkpoint", "CheckpointWriter", "checkpoint_exists", "read_checkpoint"]
 
@@ -88,7 +88,7 @@ class CheckpointWriter:
         """How many lines ``_buffer`` holds."""
         self._part = 0
         self._last_flush = time.monotonic()
-        self.local = isinstance(self._backend, _LocalBackend)
+        self.local = isinstance(self._backend, LocalBackend)
 
     def start(self, header: Mapping[str, Any], *, fresh: bool) -> None:
         """Open the checkpoint; ``fresh`` discards an old one, else lines are added to it."""
@@ -245,7 +245,7 @@ def read_checkpoint(store: ReportStore, knowledge_base_name: str, report_id: str
     header: Mapping[str, Any] | None = None
     results: dict[tuple[str, str, str], EvaluationCaseResult] = {}
     skipped = 0
-    from heta_nb.model._record import Problems
+    from heta_nb.model.record import Problems
 
     for line in _lines(store, prefix):
         if not line.strip():
@@ -276,7 +276,7 @@ def read_checkpoint(store: ReportStore, knowledge_base_name: str, report_id: str
         else:
             unit = (checked.get("metadata") or {}).get("benchmark_run_unit")
             key = (str(unit or "corpus"), str(checked["case_id"]), str(checked["query_mode"]))
-        results[key] = EvaluationCaseResult._wrap(checked)
+        results[key] = EvaluationCaseResult.from_raw(checked)
     if header is None and not results:
         return None
     return Checkpoint(header=header or {}, results=results, skipped_lines=skipped)

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from heta_nb import __version__
+from heta_nb._version import __version__
 from heta_nb.errors import HetaNbError, ReportExistsError
 from heta_nb.evaluators.base import KEYWORDS, NATIVE, PreparedEvaluator, as_evaluator, score_data
-from heta_nb.model._json import _ORJSON_DUMPS, dumps_bytes, dumps_bytes_exact, to_json_value
+from heta_nb.model.json import ORJSON_DUMPS, dumps_bytes, dumps_bytes_exact, to_json_value
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary
 from heta_nb.runner import deadlines as _deadlines
@@ -85,8 +85,8 @@ _HETA_KB_NAME = re.compile(r"[A-Za-z0-9 _-]{1,80}")
 
 
 perf_counter = time.perf_counter
-_wrap_result = EvaluationCaseResult._wrap
-_ORJSON = _ORJSON_DUMPS
+_wrap_result = EvaluationCaseResult.from_raw
+_ORJSON = ORJSON_DUMPS
 
 
 _SCORE_VALUE = operator.itemgetter("value")
@@ -865,7 +865,7 @@ class Engine:
 
     def _encode_converted(self, data: dict[str, Any], raw: Any, mode: str) -> tuple[dict[str, Any], bytes]:
         if data["response"] is not None:
-            data["response"] = normalize_response(raw, mode, safe=True)._data
+            data["response"] = normalize_response(raw, mode, safe=True).raw
         scores = []
         for score in data["scores"]:
             try:
@@ -931,18 +931,18 @@ class Engine:
             "run_units": [u.to_dict() for u in getattr(self, "units", ())],
             "heta_nb": heta_nb_meta,
         }
-        report = EvaluationReport._wrap(
+        report = EvaluationReport.from_raw(
             {
                 "schema_version": "1",
                 "report_id": self.report_id,
                 "report_key": None,
-                "benchmark": dict(source.manifest._data) if source is not None else {},
+                "benchmark": dict(source.manifest.raw) if source is not None else {},
                 "knowledge_base_name": self.knowledge_base_name,
                 "knowledge_base_manifest": to_json_value(kb_manifest, "knowledge_base_manifest"),
                 "recipe_manifest": to_json_value(recipe_manifest, "recipe_manifest"),
                 "query_modes": list(self.modes),
                 "score_summary": heta_score_summary(ordered),
-                "case_results": [r._data for r in ordered],
+                "case_results": [r.raw for r in ordered],
                 "started_at": self.started_at,
                 "finished_at": finished_at,
                 "metadata": metadata,
@@ -992,7 +992,7 @@ class Engine:
     def _encode(report: EvaluationReport, case_json: list[bytes | None]) -> list[bytes]:
         """``encode_report(report)`` as chunks, reusing the case results' checkpoint JSON."""
         chunks: list[bytes] = []
-        for name, value in report._data.items():
+        for name, value in report.raw.items():
             chunks.append(b"," if chunks else b"{")
             if name == "case_results":
                 chunks.append(b'"case_results":[')

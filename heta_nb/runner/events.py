@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from heta_nb.model.report import EvaluationCaseResult
-from heta_nb.model.summary import _EXACT_NUMBERS, numeric_value
+from heta_nb.model.summary import EXACT_NUMBERS, numeric_value
 
 __all__ = [
     "BuildFinished",
@@ -196,7 +196,7 @@ class CasesFinished:
 
 def case_finished(unit_id: str, result: EvaluationCaseResult, t: float) -> CaseFinished:
     """The :class:`CaseFinished` event of a recorded result."""
-    data = result._data
+    data = result.raw
     error = data["error"]
     run_info = (data.get("metadata") or {}).get("heta_nb") or {}
     return CaseFinished(
@@ -429,7 +429,7 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
     failure: tuple[str | None, str, str | None] | None
     for case in cases:
         if isinstance(case, tuple):  # an engine record: read the result's JSON
-            data = case[1]._data
+            data = case[1].raw
             mode = data["query_mode"]
             case_t = case[2]
             scores = data["scores"]
@@ -456,7 +456,7 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
         for score in scores:  # a record's score JSON; a number adds to a running sum
             name = score["name"]
             value = score["value"]
-            if type(value) in _EXACT_NUMBERS and name in sums:  # the common case, first
+            if type(value) in EXACT_NUMBERS and name in sums:  # the common case, first
                 try:
                     sums[name] += value
                 except OverflowError:  # an integer beyond the float range

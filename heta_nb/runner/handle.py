@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from heta_nb.model._record import RichDisplay
+from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
 from heta_nb.runner.engine import Engine, RunConfig, describe, subscriber_guard
 from heta_nb.runner.events import Event, RunFinished, RunState, reduce

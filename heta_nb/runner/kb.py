@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from heta_nb.evaluators.base import _NOT_NUMPY, _is_async_callable, _numpy_item
-from heta_nb.model._json import dict_is_json_object, heta_json_safe
+from heta_nb.evaluators.base import NOT_NUMPY, is_async_callable, numpy_item
+from heta_nb.model.json import dict_is_json_object, heta_json_safe
 from heta_nb.model.query import QueryResponse, QueryResult
 
 __all__ = ["InvalidResponseError", "KnowledgeBaseAdapter", "normalize_response", "normalize_response_data"]
@@ -56,7 +56,7 @@ class KnowledgeBaseAdapter:
                 f"kb must be a Heta KnowledgeBase, an object with query(...), or a function; got {type(kb).__name__}"
             )
         self._target = target
-        self.is_async = _is_async_callable(target)
+        self.is_async = is_async_callable(target)
         self._keywords = _accepted_keywords(target)
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
@@ -295,8 +295,8 @@ def _heta_response(raw: Any, mapping: Callable[[Any], Any]) -> dict[str, Any]:
         if mapping is _safe_mapping:  # the converting path: numpy scores become plain numbers
             for result in results:
                 if type(result["score"]) not in _PLAIN_SCORES:
-                    plain = _numpy_item(result["score"])
-                    if plain is not _NOT_NUMPY:
+                    plain = numpy_item(result["score"])
+                    if plain is not NOT_NUMPY:
                         result["score"] = plain
     citations = raw.citations
     trace = raw.trace
@@ -355,7 +355,7 @@ def normalize_response_data(raw: Any, mode: str, *, safe: bool = True) -> dict[s
             return _heta_response(raw, _safe_mapping if safe else _shared)
         except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidResponseError(f"the KB returned an invalid response: {exc}") from exc
-    return normalize_response(raw, mode, safe=safe)._data
+    return normalize_response(raw, mode, safe=safe).raw
 
 
 def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryResponse:
@@ -371,14 +371,14 @@ def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryRespon
     """
     kind = type(raw)
     if kind in _HETA_RESPONSE_TYPES:
-        return QueryResponse._wrap(normalize_response_data(raw, mode, safe=safe))
+        return QueryResponse.from_raw(normalize_response_data(raw, mode, safe=safe))
     try:
         if isinstance(raw, QueryResponse):
             return raw
         if _is_heta_object(raw) and hasattr(raw, "results") and hasattr(raw, "mode"):
             if kind.__name__ == "QueryResponse":
                 _HETA_RESPONSE_TYPES.add(kind)
-            return QueryResponse._wrap(_heta_response(raw, _safe_mapping if safe else _shared))
+            return QueryResponse.from_raw(_heta_response(raw, _safe_mapping if safe else _shared))
         if isinstance(raw, Mapping):
             data = dict(raw)
             data.setdefault("mode", mode)
@@ -410,8 +410,8 @@ def _plain_result(item: Any) -> dict[str, Any] | None:
     """``item`` (a result mapping or object) as a dict with its numpy score made plain; None if not numpy."""
     is_mapping = isinstance(item, Mapping)
     score = item.get("score") if is_mapping else getattr(item, "score", None)
-    plain = _numpy_item(score)
-    if plain is _NOT_NUMPY:
+    plain = numpy_item(score)
+    if plain is NOT_NUMPY:
         return None
     data = dict(item) if is_mapping else {k: getattr(item, k) for k in _RESULT_FIELDS if hasattr(item, k)}
     data["score"] = plain

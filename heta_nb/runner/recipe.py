@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from heta_nb._optional import require
-from heta_nb.model._json import heta_json_safe
+from heta_nb._util.optional import require
+from heta_nb.model.json import heta_json_safe
 from heta_nb.runner.events import BuildFinished, BuildStarted, BuildStep, Event, RunWarning
 from heta_nb.runner.tiktoken_guard import fail_fast_encodings
 

@@ -119,7 +119,7 @@ def hostile_data(shift: int = 0, tag: str = "R") -> dict[str, Any]:
     benchmark["homepage"] = "javascript:window.__pwned=1"
     benchmark["metadata"] = {value: value for value in VALUES}
     data["metadata"] = {value: value for value in VALUES}
-    data["score_summary"] = heta_score_summary(EvaluationCaseResult._wrap(r) for r in data["case_results"])
+    data["score_summary"] = heta_score_summary(EvaluationCaseResult.from_raw(r) for r in data["case_results"])
     return data
 
 
@@ -300,7 +300,7 @@ def check_report_fields(page: Any, report: EvaluationReport) -> None:
     metrics = [m for m in report.metric_names if any(m.endswith(v) for v in short)]
     assert_texts(page, "th.heta-metric", metrics)
     steps = page.eval_on_selector_all("ul.heta-steps li", "els => els.map(e => e.textContent).join('\\n')")
-    missing = [step["name"] for step in report._data["recipe_manifest"]["steps"] if step["name"][:40] not in steps]
+    missing = [step["name"] for step in report.raw["recipe_manifest"]["steps"] if step["name"][:40] not in steps]
     assert missing == []
     if PAYLOADS["long"] not in report.report_id:
         assert_texts(page, ".heta-title code", [report.report_id])

@@ -90,8 +90,8 @@ MEASURE = """() => {
 
 
 def _stress_report() -> Any:
-    from heta_nb.model._json import dumps_compact
     from heta_nb.model.io import decode_report
+    from heta_nb.model.json import dumps_compact
     from heta_nb.model.report import EvaluationCaseResult
     from heta_nb.model.summary import heta_score_summary
     from heta_nb.testing import synthetic_report_dict
@@ -122,7 +122,7 @@ def _stress_report() -> Any:
             {"name": "دقة_الإجابة", "value": (index % 3) / 2, "passed": None, "metadata": {}},
             {"name": "within_budget_" + "x" * 40, "value": index % 2 == 0, "passed": index % 2 == 0, "metadata": {}},
         ]
-    data["score_summary"] = heta_score_summary(EvaluationCaseResult._wrap(r) for r in data["case_results"])
+    data["score_summary"] = heta_score_summary(EvaluationCaseResult.from_raw(r) for r in data["case_results"])
     return decode_report(dumps_compact(data), source="<stress>")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from heta_nb._unicode import escape_surrogates_in_json
+from heta_nb._util.unicode import escape_surrogates_in_json
 
 __all__ = [
     "copy_json",
@@ -51,7 +51,7 @@ def _load_orjson() -> Callable[[Any], bytes] | None:
     return orjson.dumps  # type: ignore[no-any-return]
 
 
-_ORJSON_DUMPS = _load_orjson()
+ORJSON_DUMPS = _load_orjson()
 
 
 def dumps_bytes_exact(value: Any) -> bytes:
@@ -79,9 +79,9 @@ def dumps_bytes(value: Any) -> bytes:
     result scores, latencies) and encodes a result holding a non-finite one with
     :func:`dumps_compact`, which keeps ``NaN``.
     """
-    if _ORJSON_DUMPS is not None:
+    if ORJSON_DUMPS is not None:
         try:
-            return _ORJSON_DUMPS(value)
+            return ORJSON_DUMPS(value)
         except TypeError:
             pass
     return dumps_bytes_exact(value)

@@ -48,7 +48,7 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
     metrics = report.metric_names
     columns: dict[str, list[Any]] = {name: [] for name in CASE_COLUMNS}
     score_columns: dict[str, list[Any]] = {name: [] for name in metrics}
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         response = result["response"]
         error = result["error"]
         columns["case_id"].append(result["case_id"])
@@ -113,7 +113,7 @@ def scores_frame(report: EvaluationReport) -> pd.DataFrame:
     rows: dict[str, list[Any]] = {
         k: [] for k in ("case_id", "query_mode", "metric", "value", "numeric", "kind", "passed", "skipped")
     }
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         for score in result["scores"]:
             value = score["value"]
             numeric = numeric_value(value)

@@ -30,7 +30,7 @@ Remarks that do not threaten the comparison (skipped scores left out or counted,
 metrics) go to :attr:`Comparison.notes`.
 
 **Statistics.** For each non-baseline system and metric, the per-case deltas
-``system - baseline`` go to :func:`heta_nb.paired_stats.paired_test`: a two-sided paired
+``system - baseline`` go to :func:`heta_nb.stats.paired.paired_test`: a two-sided paired
 sign-flip permutation test of "mean delta = 0" (exact when few cases differ), a paired
 bootstrap expanded-percentile CI of the mean delta, and win/tie/loss counts (``|delta| <=
 tie_tolerance`` counts as a tie; the tolerance changes the counts only). Ties stay in
@@ -60,11 +60,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from heta_nb.model._record import RichDisplay
 from heta_nb.model.io import load_report
+from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import as_float, numeric_value
-from heta_nb.paired_stats import PairedTest, holm, paired_test
+from heta_nb.stats.paired import PairedTest, holm, paired_test
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -466,7 +466,7 @@ class _Slot:
 
 def _collect(report: EvaluationReport, slots: Mapping[str, _Slot]) -> None:
     """One pass over ``report``'s case results, filling the slot of each result's mode."""
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         slot = slots.get(result["query_mode"])
         if slot is None:
             continue
@@ -831,7 +831,7 @@ class Comparison(RichDisplay):
         return self.metrics.index(metric)
 
     def test(self, system: int | str, metric: str) -> PairedTest:
-        """The :class:`~heta_nb.paired_stats.PairedTest` of ``system`` vs the baseline on ``metric``."""
+        """The :class:`~heta_nb.stats.paired.PairedTest` of ``system`` vs the baseline on ``metric``."""
         return self._tests[(self._system(system), self._metric(metric))]
 
     def significant(self, system: int | str, metric: str) -> bool:
@@ -1103,7 +1103,7 @@ class Comparison(RichDisplay):
                     _num(row["mean"]),
                     _num(row["mean_diff"], sign=True),
                     f"[{_num(row['ci_low'], sign=True)}, {_num(row['ci_high'], sign=True)}]",
-                    _p_text(row["p_adjusted"], self.alpha),
+                    p_text(row["p_adjusted"], self.alpha),
                     row["verdict"],
                 )
             )
@@ -1127,7 +1127,7 @@ def _significant(test: PairedTest, alpha: float) -> bool:
     return bool(test.n > 0 and not math.isnan(p) and p < alpha)
 
 
-def _p_text(p: float, alpha: float | None = None) -> str:
+def p_text(p: float, alpha: float | None = None) -> str:
     """``p`` for display: ``<0.001``, 3 decimals below 0.01, else 2.
 
     With ``alpha``, digits are added until the shown number lies on the same side of
@@ -1138,10 +1138,10 @@ def _p_text(p: float, alpha: float | None = None) -> str:
         return "n/a"
     if p < 0.001:
         return "<0.001"
-    return _p_digits(p, alpha, 3 if p < 0.01 else 2, "f")
+    return p_digits(p, alpha, 3 if p < 0.01 else 2, "f")
 
 
-def _p_digits(p: float, alpha: float | None, digits: int, kind: str) -> str:
+def p_digits(p: float, alpha: float | None, digits: int, kind: str) -> str:
     """``format(p, f".{digits}{kind}")`` with more digits when rounding crosses ``alpha``."""
     text = format(p, f".{digits}{kind}")
     if alpha is None:
@@ -1195,7 +1195,7 @@ def _listed(items: Sequence[str]) -> str:
 def _verdict(test: PairedTest, alpha: float) -> str:
     if test.n == 0:
         return "no aligned cases"
-    p = _p_text(test.p_value_adjusted, alpha)
+    p = p_text(test.p_value_adjusted, alpha)
     p = f"p{p}" if p.startswith("<") else f"p={p}"
     if _significant(test, alpha):
         return f"{'better' if test.mean_diff > 0 else 'worse'} ({p})"

@@ -58,7 +58,7 @@ def quantile_column(q: float) -> str:
 def numeric_metrics(report: EvaluationReport) -> tuple[str, ...]:
     """Metric names that have at least one numeric (number or bool) value."""
     seen: dict[str, None] = {}
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         for score in result["scores"]:
             value = score["value"]
             if isinstance(value, (bool, int, float)):
@@ -100,7 +100,7 @@ def metric_kind(report: EvaluationReport, metric: str) -> str:
     """``"bool"`` when every numeric value of ``metric`` is a bool, ``"number"`` when some
     numeric value is a number, ``"text"`` when it has no numeric value (or ``""`` if absent)."""
     kinds = set()
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         for score in result["scores"]:
             if score["name"] == metric:
                 value = score["value"]
@@ -227,7 +227,7 @@ def _numeric_scores(
 ) -> dict[tuple[str, str], tuple[list[float], list[bool], str]]:
     """``(mode, metric) -> (values, skipped flags, kind)`` for numeric and bool scores."""
     collected: dict[tuple[str, str], tuple[list[float], list[bool], list[bool]]] = {}
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         mode = result["query_mode"]
         for score in result["scores"]:
             value = score["value"]
@@ -285,7 +285,7 @@ def label_breakdown(
     groups: dict[tuple[Hashable, str, str], tuple[list[float], list[bool]]] = {}
     outside: set[str] = set()
     wanted = set(names)
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         case_id, mode = result["case_id"], result["query_mode"]
         if case_id not in labels:
             outside.add(case_id)
@@ -395,7 +395,7 @@ def worst_cases(
         raise ValueError(f"n must be >= 0 or None, got {n}")
     skipped = {
         (r["case_id"], r["query_mode"])
-        for r in report._data["case_results"]
+        for r in report.raw["case_results"]
         for s in r["scores"]
         if s["name"] == metric and s["metadata"].get("skipped") is True
     }
@@ -446,7 +446,7 @@ def latency_quantiles(report: EvaluationReport, *, include_errors: bool = False)
 
     values: dict[str, list[float]] = {mode: [] for mode in report.modes}
     errors = dict.fromkeys(report.modes, 0)
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         mode = result["query_mode"]
         failed = result["error"] is not None
         errors[mode] += failed

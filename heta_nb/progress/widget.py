@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from heta_nb._throttle import Scheduler, Throttle, thread_timer
+from heta_nb._util.throttle import Scheduler, Throttle, thread_timer
 from heta_nb.runner.events import Event, RunState, reduce
 
 __all__ = ["RunWidget"]

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from heta_nb import stats
-from heta_nb.distributions import MISSING_LABEL, metric_kind, select_metrics, select_modes
 from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import as_float
+from heta_nb.tables.distributions import MISSING_LABEL, metric_kind, select_metrics, select_modes
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -217,7 +217,7 @@ def _collect(
     report: EvaluationReport, metric: str, modes: Sequence[str], include_skipped: bool
 ) -> dict[str, _ModeScores]:
     found = {mode: _ModeScores(mode) for mode in modes}
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         entry = found.get(result["query_mode"])
         if entry is None:
             continue
@@ -598,7 +598,7 @@ def plot_latency(
     styles = _linestyles(chosen, colors)
     latencies: dict[str, list[float]] = {m: [] for m in chosen}
     errors = dict.fromkeys(chosen, 0)
-    for result in report._data["case_results"]:
+    for result in report.raw["case_results"]:
         mode = result["query_mode"]
         if mode not in latencies:
             continue
@@ -811,7 +811,7 @@ def plot_by_label(
     """Mean of one metric per value of a case label, per mode, with confidence intervals.
 
     Labels come from the benchmark (reports do not store them); the numbers are those of
-    :func:`heta_nb.distributions.label_breakdown` (skipped scores left out by default).
+    :func:`heta_nb.tables.distributions.label_breakdown` (skipped scores left out by default).
 
     Args:
         report: the evaluation report.
@@ -828,7 +828,7 @@ def plot_by_label(
     """
     import numpy as np
 
-    from heta_nb.distributions import label_breakdown
+    from heta_nb.tables.distributions import label_breakdown
 
     chosen = select_modes(report, modes)
     table = label_breakdown(

@@ -1,9 +1,9 @@
 """The immutable record machinery behind every report type.
 
-A record keeps the JSON object it came from (``_data``) and reads its typed
+A record keeps the JSON object it came from (:attr:`Record.raw`) and reads its typed
 attributes from it on demand. That choice is what makes heta_nb lossless and cheap:
 
-* ``to_json()`` encodes ``_data`` directly, so a report Heta wrote is reproduced
+* ``to_json()`` encodes ``raw`` directly, so a report Heta wrote is reproduced
   byte for byte, unknown keys from a newer Heta included, in their original order;
 * loading a report is ``json.loads`` plus one validation walk, and a loaded report
   uses no more memory than the parsed dict (wrapper objects are made lazily);
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
-from heta_nb.model._json import (
+from heta_nb.model.json import (
     copy_json,
     dumps_compact,
     freeze,
@@ -95,7 +95,7 @@ class Field(Generic[T]):
     def __get__(self, obj: Record | None, owner: type | None = None) -> Field[T] | T:
         if obj is None:
             return self
-        return self.read(obj, obj._data[self.key])
+        return self.read(obj, obj.raw[self.key])
 
     # -- behaviour each kind of field provides -------------------------------------
     def build(self, value: Any) -> Any:
@@ -147,12 +147,19 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 class Record:
-    """Base class of the immutable report records (see the module docstring)."""
+    """Base class of the immutable report records (see the module docstring).
 
-    __slots__ = ("_data", "_cache")
+    ``raw`` is the record's JSON object as stored, shared and not copied: views and the
+    runner read it directly (the fastest way through 100,000 results), and nothing may
+    change it. ``to_dict()`` gives a copy to change; :meth:`from_raw` wraps a JSON
+    object that is already valid.
+    """
+
+    __slots__ = ("raw", "_cache")
 
     _fields: ClassVar[tuple[Field[Any], ...]] = ()
-    _data: dict[str, Any]
+    raw: dict[str, Any]
+    """The record's JSON object (read only; see the class docstring)."""
     _cache: dict[str, Any] | None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -161,7 +168,7 @@ class Record:
 
     # -- construction ------------------------------------------------------------
     def _assign(self, values: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> None:
-        """Build ``_data`` from constructor arguments (Heta's normalisation rules)."""
+        """Build ``raw`` from constructor arguments (Heta's normalisation rules)."""
         data: dict[str, Any] = {}
         for field in self._fields:
             value = values.get(field.key, MISSING)
@@ -176,15 +183,19 @@ class Record:
                 if key not in data:
                     data[key] = to_json_value(value, f"{type(self).__name__}[{key!r}]")
         self._check_built(data)
-        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "raw", data)
         object.__setattr__(self, "_cache", None)
 
     def _check_built(self, data: dict[str, Any]) -> None:
         """Cross-field rules for records built in Python (override when needed)."""
 
     @classmethod
-    def _wrap(cls: type[R], data: dict[str, Any]) -> R:
-        """Wrap an already validated JSON object without copying it."""
+    def from_raw(cls: type[R], data: dict[str, Any]) -> R:
+        """Wrap a JSON object that is already valid, without copying or checking it.
+
+        For data heta_nb built or checked itself (the runner's results, a checkpoint,
+        another record's ``raw``); :meth:`from_dict` checks and copies anything else.
+        """
         obj = _new_object(cls)
         _set_data(obj, data)
         _set_cache(obj, None)
@@ -266,7 +277,7 @@ class Record:
             pass
         if problems:
             raise ReportFormatError(where, problems.items, more=problems.more)
-        return cls._wrap(checked)
+        return cls.from_raw(checked)
 
     # -- the immutable-value protocol ---------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -278,18 +289,18 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        mine, theirs = self._data, other._data  # type: ignore[attr-defined]
+        mine, theirs = self.raw, other.raw  # type: ignore[attr-defined]
         return bool(mine == theirs) or _json_equal(mine, theirs)
 
     __hash__ = None  # type: ignore[assignment]  # holds mappings, like Heta's frozen dataclasses
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self)._wrap, (self._data,))
+        return (type(self).from_raw, (self.raw,))
 
     def __repr__(self) -> str:
         shown = []
         for field in self._fields[:3]:
-            value = self._data.get(field.key)
+            value = self.raw.get(field.key)
             if isinstance(value, str):
                 text = value if len(value) <= 40 else value[:39] + "…"
                 shown.append(f"{field.key}={text!r}")
@@ -301,7 +312,7 @@ class Record:
         unknown = set(changes) - names
         if unknown:
             raise TypeError(f"{type(self).__name__} has no field(s): {', '.join(sorted(unknown))}")
-        data = dict(self._data)
+        data = dict(self.raw)
         for field in self._fields:
             if field.key in changes:
                 value = changes[field.key]
@@ -310,21 +321,21 @@ class Record:
                 else:
                     data[field.key] = field.build(value)
         self._check_built(data)
-        return type(self)._wrap(data)
+        return type(self).from_raw(data)
 
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys this version of heta_nb does not know (kept and written back unchanged)."""
         names = {field.key for field in self._fields}
-        return freeze({k: v for k, v in self._data.items() if k not in names})
+        return freeze({k: v for k, v in self.raw.items() if k not in names})
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the serialized form (Heta's ``to_dict()`` shape)."""
-        return copy_json(self._data)  # type: ignore[no-any-return]
+        return copy_json(self.raw)  # type: ignore[no-any-return]
 
     def to_json(self) -> str:
         """Heta's compact JSON encoding of this record."""
-        return dumps_compact(self._data)
+        return dumps_compact(self.raw)
 
 
 # -- field kinds ---------------------------------------------------------------------
@@ -332,7 +343,7 @@ class Record:
 
 _new_object = object.__new__
 # the slots' own descriptors: storing through them skips object.__setattr__'s lookup
-_set_data: Callable[[Any, Any], None] = vars(Record)["_data"].__set__
+_set_data: Callable[[Any, Any], None] = vars(Record)["raw"].__set__
 _set_cache: Callable[[Any, Any], None] = vars(Record)["_cache"].__set__
 
 
@@ -509,7 +520,7 @@ class Nested(Field[T]):
     def read(self, obj: Record, raw: Any) -> T:
         if raw is None:
             return None  # type: ignore[return-value]
-        return self.cached(obj, lambda: self.record._wrap(raw))  # type: ignore[no-any-return]
+        return self.cached(obj, lambda: self.record.from_raw(raw))  # type: ignore[no-any-return]
 
 
 class Items(Field[tuple[T, ...]]):
@@ -536,7 +547,7 @@ class Items(Field[tuple[T, ...]]):
         return raw
 
     def read(self, obj: Record, raw: Any) -> tuple[T, ...]:
-        wrap = self.record._wrap
+        wrap = self.record.from_raw
         return self.cached(obj, lambda: tuple(wrap(item) for item in raw))  # type: ignore[no-any-return]
 
 
@@ -584,7 +595,7 @@ def _as_sequence(value: Any, label: str) -> Sequence[Any]:
 
 def _record_json(record: type[Record], value: Any, label: str) -> Any:
     """The JSON form of ``value`` for a nested ``record`` field (see ``Record.coerce``)."""
-    return record.coerce(value, label=label)._data
+    return record.coerce(value, label=label).raw
 
 
 def rich_display(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:

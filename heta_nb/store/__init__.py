@@ -40,8 +40,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from heta_nb._atomic import write_atomically, write_atomically_stat
-from heta_nb._sync import run_sync
+from heta_nb._util.atomic import write_atomically, write_atomically_stat
+from heta_nb._util.sync import run_sync
 from heta_nb.errors import (
     ReportExistsError,
     ReportFormatError,
@@ -49,8 +49,8 @@ from heta_nb.errors import (
     StoreError,
     UnsafeNameError,
 )
-from heta_nb.model._json import is_finite_number
 from heta_nb.model.io import decode_report, encode_report
+from heta_nb.model.json import is_finite_number
 from heta_nb.model.report import EvaluationReport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -304,7 +304,7 @@ def windows_name_problem(name: str) -> str | None:
     return None
 
 
-class _LocalBackend:
+class LocalBackend:
     """A folder on the local file system. Writes are atomic (temp file + rename).
 
     The root may be a symbolic link (it is resolved once), but a key whose path below
@@ -439,7 +439,7 @@ class _FsspecBackend:
     """Any fsspec file system (``memory://``, ``s3://``...). One ``pipe`` per object."""
 
     def __init__(self, url: str) -> None:
-        from heta_nb._fs import filesystem
+        from heta_nb._util.fs import filesystem
 
         self.fs, self.path = filesystem(url)
         self.root = self.path.rstrip("/")
@@ -682,14 +682,14 @@ class ReportStore:
         if isinstance(root, ReportStore):
             self._backend: _Backend = root._backend
         elif isinstance(root, os.PathLike) or (isinstance(root, str) and "://" not in root):
-            self._backend = _LocalBackend(Path(root))
+            self._backend = LocalBackend(Path(root))
         elif isinstance(root, str) and root.startswith("file://"):
-            self._backend = _LocalBackend(Path(root[len("file://") :]))
+            self._backend = LocalBackend(Path(root[len("file://") :]))
         elif isinstance(root, str):
             remote = _FsspecBackend(root)
             # fsspec's own local file system (``local://``, ``file::`` chains...) writes in
             # place and follows links out of the store: use the local folder backend.
-            self._backend = _LocalBackend(Path(remote.path)) if _is_local_fs(remote.fs) else remote
+            self._backend = LocalBackend(Path(remote.path)) if _is_local_fs(remote.fs) else remote
         elif _is_object_store(root):
             self._backend = _ObjectStoreBackend(root)
         else:
@@ -762,7 +762,7 @@ class ReportStore:
         try:
             if not overwrite and backend.exists(key):
                 raise self._exists_error(key, report)
-            if isinstance(backend, _LocalBackend):
+            if isinstance(backend, LocalBackend):
                 path = backend._path(key)
                 backend._path(sidecar_key)  # refuse an unsafe sidecar before writing anything
                 try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from heta_nb._optional import require
+from heta_nb._util.optional import require
 from heta_nb.errors import ReportNotFoundError, StoreError
 
 __all__ = ["filesystem", "read_url"]

@@ -1,0 +1,1 @@
+"""Live views of a running evaluation: the notebook widget and the terminal line."""
