@@ -15,10 +15,18 @@ from typing import Any
 
 from heta_nb.errors import ReportFormatError, ReportNotFoundError
 from heta_nb.model.json import dumps_compact, json_type_name, to_json_value, utf8_json
-from heta_nb.model.record import Problems, _TooManyProblems
+from heta_nb.model.record import Problems, TooManyProblems
 from heta_nb.model.report import SUPPORTED_SCHEMA_VERSIONS, EvaluationReport
 
-__all__ = ["ReportSource", "decode_report", "encode_report", "load_report", "parse_report"]
+__all__ = [
+    "ReportSource",
+    "decode_report",
+    "encode_report",
+    "load_report",
+    "local_path",
+    "local_report_file",
+    "parse_report",
+]
 
 ReportSource = Any
 """A path, ``os.PathLike``, fsspec URL, JSON text or bytes, mapping, or object with ``to_dict()``."""
@@ -115,7 +123,19 @@ def _read_location(location: str | os.PathLike[str]) -> bytes:
 
 
 def decode_report(data: bytes | str, *, source: str) -> EvaluationReport:
-    """Parse report JSON (Heta's encoding, ``NaN``/``Infinity`` accepted) and validate it."""
+    """Parse report JSON (Heta's encoding, ``NaN``/``Infinity`` accepted) and validate it.
+
+    Args:
+        data: The file's bytes (UTF-8, a BOM allowed) or its text.
+        source: Names the report in error messages (a path or ``<report bytes>``).
+
+    Returns:
+        The report, wrapping the parsed JSON (``to_json()`` gives Heta's bytes back).
+
+    Raises:
+        ReportFormatError: invalid JSON (line and column), an unsupported
+            ``schema_version`` or a missing key, or fields of the wrong type (JSON paths).
+    """
     if isinstance(data, bytes):
         if not data.strip():
             raise ReportFormatError(source, ["empty file, not a report"])
@@ -167,7 +187,19 @@ def decode_report(data: bytes | str, *, source: str) -> EvaluationReport:
 
 
 def parse_report(data: Mapping[str, Any], *, source: str = "<report dict>") -> EvaluationReport:
-    """Validate a mapping in the report schema (a deep copy is taken, tuples become lists)."""
+    """Validate a mapping in the report schema (a deep copy is taken, tuples become lists).
+
+    Args:
+        data: The report's serialized form, e.g. Heta's ``report.to_dict()``.
+        source: Names the report in error messages.
+
+    Returns:
+        The report, wrapping the copy.
+
+    Raises:
+        ReportFormatError: a value that is not JSON, an unsupported ``schema_version``,
+            or fields of the wrong type (with their JSON paths).
+    """
     try:
         plain = to_json_value(data, "")
     except TypeError as exc:
@@ -210,8 +242,8 @@ def _validated(parsed: Any, source: str, *, every_key: bool = False) -> Evaluati
         )
     checked: Any = parsed
     try:
-        checked = EvaluationReport._check(parsed, "", problems)
-    except _TooManyProblems:
+        checked = EvaluationReport.check_json(parsed, "", problems)
+    except TooManyProblems:
         pass
     except RecursionError:
         problems.items.append("value nested too deeply")

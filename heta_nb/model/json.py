@@ -1,9 +1,4 @@
-"""JSON helpers shared by the model: Heta's encoding, JSON-safety and freezing.
-
-Heta writes reports with ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``
-and the default ``allow_nan=True``, so a NaN score appears as the non-standard ``NaN``.
-We read and write exactly that, which is what makes a load/save round trip byte-exact.
-"""
+"""JSON helpers shared by the model: Heta's encoding, JSON-safety and freezing."""
 
 from __future__ import annotations
 
@@ -17,6 +12,7 @@ from typing import Any
 from heta_nb._util.unicode import escape_surrogates_in_json
 
 __all__ = [
+    "ORJSON_DUMPS",
     "copy_json",
     "dict_is_json_object",
     "dumps_bytes",
@@ -27,6 +23,7 @@ __all__ = [
     "is_finite_number",
     "json_type_name",
     "to_json_value",
+    "utf8_json",
 ]
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -34,12 +31,18 @@ _SCALARS = (str, int, float, bool, type(None))
 
 # Output identical to json.dumps(value, ensure_ascii=False, separators=(",", ":")), which
 # is how Heta writes reports; skipping the circularity check (our values come from JSON
-# or from to_json_value, never circular) makes it about 15 % faster.
+# or from to_json_value, never circular) makes it about 8 % faster (a 49 MB report:
+# 450 ms instead of 492 ms, median of 15 alternating runs).
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 def dumps_compact(value: Any) -> str:
-    """Encode ``value`` exactly as Heta 0.1.2 encodes a report (compact, non-ASCII kept)."""
+    """Encode ``value`` exactly as Heta 0.1.2 encodes a report (compact, non-ASCII kept).
+
+    Heta writes reports with ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``
+    and the default ``allow_nan=True``, so a NaN score appears as the non-standard ``NaN``.
+    heta_nb reads and writes exactly that, which makes a load/save round trip byte-exact.
+    """
     return _COMPACT(value)
 
 
@@ -48,10 +51,11 @@ def _load_orjson() -> Callable[[Any], bytes] | None:
         import orjson
     except ImportError:  # pragma: no cover - orjson is a dependency; stay usable without it
         return None
-    return orjson.dumps  # type: ignore[no-any-return]
+    return orjson.dumps
 
 
 ORJSON_DUMPS = _load_orjson()
+"""``orjson.dumps``, or None where orjson is not installed (see :func:`dumps_bytes`)."""
 
 
 def dumps_bytes_exact(value: Any) -> bytes:

@@ -1,8 +1,5 @@
-"""A knowledge base's answer to one query, as Heta serializes it in a report.
-
-Field for field the ``response`` object of Heta 0.1.2's ``report.json``
-(``{mode, results, answer, citations, trace, metadata}``). Heta's in-memory
-``QueryResponse`` also has ``insights``; Heta drops them from reports, and so do we.
+"""A knowledge base's answer to one query (a case result's ``response``) and its results,
+citations and trace events, as Heta serializes them in a report.
 """
 
 from __future__ import annotations
@@ -10,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from heta_nb.model.record import Items, JsonObject, Number, Record, RichDisplay, Text
+from heta_nb.model.fields import Items, JsonObject, Number, Text
+from heta_nb.model.record import Record, RichDisplay
 
 __all__ = ["QueryCitation", "QueryResponse", "QueryResult", "QueryTraceEvent"]
 
@@ -109,7 +107,12 @@ def _source_mappings(result: QueryResult) -> Iterable[Mapping[str, Any]]:
 
 
 class QueryResponse(RichDisplay, Record):
-    """A knowledge base's response to one query in one mode."""
+    """A knowledge base's response to one query in one mode.
+
+    Field for field the ``response`` object of Heta 0.1.2's ``report.json``
+    (``{mode, results, answer, citations, trace, metadata}``). Heta's in-memory
+    ``QueryResponse`` also has ``insights``; Heta drops them from reports, and so do we.
+    """
 
     __slots__ = ()
 

@@ -1,35 +1,27 @@
-"""The immutable record machinery behind every report type.
-
-A record keeps the JSON object it came from (:attr:`Record.raw`) and reads its typed
-attributes from it on demand. That choice is what makes heta_nb lossless and cheap:
-
-* ``to_json()`` encodes ``raw`` directly, so a report Heta wrote is reproduced
-  byte for byte, unknown keys from a newer Heta included, in their original order;
-* loading a report is ``json.loads`` plus one validation walk, and a loaded report
-  uses no more memory than the parsed dict (wrapper objects are made lazily);
-* records built in Python (by the runner) normalise their inputs with Heta's rules
-  (text stripped, blank text refused, JSON-safety) so they serialize as Heta would.
-
-Each record class declares its fields as descriptors, in Heta's key order. A field
-knows its default, how to build its JSON value from a Python value, how to validate
-a loaded JSON value (reporting the JSON path), and how to present it as an attribute.
+"""The immutable record machinery behind every report type: :class:`Record`, :class:`Field`,
+validation :class:`Problems` and the lazy rich-display hook (the field kinds are in ``fields``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
-from heta_nb.model.json import (
-    copy_json,
-    dumps_compact,
-    freeze,
-    heta_json_safe,
-    json_type_name,
-    to_json_value,
-)
+from heta_nb._util.text import shorten
+from heta_nb.errors import ReportFormatError
+from heta_nb.model.json import copy_json, dumps_compact, freeze, json_type_name, to_json_value
 
-__all__ = ["MISSING", "Field", "Problems", "Record", "RichDisplay", "rich_display"]
+__all__ = [
+    "MISSING",
+    "Field",
+    "Problems",
+    "Record",
+    "RichDisplay",
+    "TooManyProblems",
+    "cached_on",
+    "join_path",
+    "rich_display",
+]
 
 T = TypeVar("T")
 R = TypeVar("R", bound="Record")
@@ -41,10 +33,11 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+"""A field's default when it has none (the field is required), and "key absent"."""
 
 
-class _TooManyProblems(Exception):
-    """Raised internally once enough problems were collected."""
+class TooManyProblems(Exception):
+    """Raised by :meth:`Problems.add` past the limit; whoever starts a validation walk catches it."""
 
 
 class Problems:
@@ -61,14 +54,15 @@ class Problems:
         """Record one problem; abort the walk once the limit is exceeded."""
         if len(self.items) >= self.limit:
             self.more = True
-            raise _TooManyProblems
+            raise TooManyProblems
         self.items.append(f"{path}: {message}" if path else message)
 
     def __bool__(self) -> bool:
         return bool(self.items)
 
 
-def _join(path: str, key: str) -> str:
+def join_path(path: str, key: str) -> str:
+    """The JSON path of ``key`` inside the object at ``path`` (``""`` is the top level)."""
     return f"{path}.{key}" if path else key
 
 
@@ -108,7 +102,8 @@ class Field(Generic[T]):
 
     def read(self, obj: Record, raw: Any) -> T:
         """Present the stored JSON value as the attribute's value."""
-        return raw  # type: ignore[no-any-return]
+        value: T = raw  # check() or build() made sure it is one
+        return value
 
     # -- helpers -------------------------------------------------------------------
     @property
@@ -120,17 +115,27 @@ class Field(Generic[T]):
         """A fresh JSON value for the default (mutable defaults are copied)."""
         return copy_json(self.default() if callable(self.default) else self.default)
 
-    def cached(self, obj: Record, make: Callable[[], Any]) -> Any:
-        """Return a per-record cached value for this field."""
-        cache = obj._cache
-        if cache is None:
-            cache = {}
-            object.__setattr__(obj, "_cache", cache)
-        try:
-            return cache[self.key]
-        except KeyError:
-            value = cache[self.key] = make()
-            return value
+
+def cached_on(record: Record, key: str, make: Callable[[], Any]) -> Any:
+    """``make()``, computed once per record and kept under ``key`` (records never change).
+
+    Args:
+        record: The record the value is derived from.
+        key: The value's name in the record's cache (a field's key, ``"modes"``...).
+        make: Computes the value from ``record.raw``, on the first call only.
+
+    Returns:
+        The value (the same object on every call): a field's wrappers, a report's indexes.
+    """
+    cache = record._cache
+    if cache is None:
+        cache = {}
+        object.__setattr__(record, "_cache", cache)
+    try:
+        return cache[key]
+    except KeyError:
+        value = cache[key] = make()
+        return value
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -147,12 +152,27 @@ def _json_equal(a: Any, b: Any) -> bool:
 
 
 class Record:
-    """Base class of the immutable report records (see the module docstring).
+    """Base class of the immutable report records.
+
+    A record keeps the JSON object it came from (:attr:`raw`) and reads its typed
+    attributes from it on demand. That choice is what makes heta_nb lossless and cheap:
+
+    * ``to_json()`` encodes ``raw`` directly, so a report Heta wrote is reproduced
+      byte for byte, unknown keys from a newer Heta included, in their original order;
+    * loading a report is ``json.loads`` plus one validation walk, and a loaded report
+      uses no more memory than the parsed dict (wrapper objects are made lazily);
+    * records built in Python (by the runner) normalise their inputs with Heta's rules
+      (text stripped, blank text refused, JSON-safety) so they serialize as Heta would.
+
+    Each record class declares its fields as :class:`Field` descriptors, in Heta's key
+    order. A field knows its default, how to build its JSON value from a Python value,
+    how to validate a loaded JSON value (reporting the JSON path), and how to present
+    it as an attribute.
 
     ``raw`` is the record's JSON object as stored, shared and not copied: views and the
     runner read it directly (the fastest way through 100,000 results), and nothing may
     change it. ``to_dict()`` gives a copy to change; :meth:`from_raw` wraps a JSON
-    object that is already valid.
+    object that is already valid, :meth:`from_dict` checks and copies one.
     """
 
     __slots__ = ("raw", "_cache")
@@ -195,15 +215,30 @@ class Record:
 
         For data heta_nb built or checked itself (the runner's results, a checkpoint,
         another record's ``raw``); :meth:`from_dict` checks and copies anything else.
+
+        Args:
+            data: The record's JSON object; it becomes :attr:`raw` itself (not a copy).
+
+        Returns:
+            The record, sharing ``data``.
         """
-        obj = _new_object(cls)
-        _set_data(obj, data)
-        _set_cache(obj, None)
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "raw", data)
+        object.__setattr__(obj, "_cache", None)
         return obj
 
     @classmethod
-    def _check(cls, raw: Any, path: str, problems: Problems) -> Any:
-        """Validate a loaded JSON object in place; return it (possibly completed)."""
+    def check_json(cls, raw: Any, path: str, problems: Problems) -> Any:
+        """Validate a loaded JSON object in place; return it (possibly completed).
+
+        Args:
+            raw: The JSON object (a ``dict`` from ``json.loads``); defaults are filled in.
+            path: Its JSON path, for the messages (``""`` at the top level).
+            problems: Collects what is wrong; it raises :class:`TooManyProblems` when full.
+
+        Returns:
+            ``raw``, or a copy in Heta's key order with absent defaults filled in.
+        """
         if type(raw) is not dict:
             problems.add(path, f"expected object, got {json_type_name(raw)}")
             return raw
@@ -212,7 +247,7 @@ class Record:
             value = raw.get(field.key, MISSING)
             if value is MISSING:
                 if field.default is MISSING:
-                    problems.add(_join(path, field.key), "missing required field")
+                    problems.add(join_path(path, field.key), "missing required field")
                 else:
                     completed = True
                 continue
@@ -263,8 +298,6 @@ class Record:
         Raises:
             ReportFormatError: naming the JSON path of the first problems.
         """
-        from heta_nb.errors import ReportFormatError
-
         where = source or f"<{cls.__name__} dict>"
         try:
             plain = to_json_value(data, "")
@@ -272,8 +305,8 @@ class Record:
             raise ReportFormatError(where, [str(exc).lstrip(": ")]) from None
         problems = Problems()
         try:
-            checked = cls._check(plain, "", problems)
-        except _TooManyProblems:
+            checked = cls.check_json(plain, "", problems)
+        except TooManyProblems:
             pass
         if problems:
             raise ReportFormatError(where, problems.items, more=problems.more)
@@ -289,7 +322,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        mine, theirs = self.raw, other.raw  # type: ignore[attr-defined]
+        mine, theirs = self.raw, other.raw
         return bool(mine == theirs) or _json_equal(mine, theirs)
 
     __hash__ = None  # type: ignore[assignment]  # holds mappings, like Heta's frozen dataclasses
@@ -302,8 +335,7 @@ class Record:
         for field in self._fields[:3]:
             value = self.raw.get(field.key)
             if isinstance(value, str):
-                text = value if len(value) <= 40 else value[:39] + "…"
-                shown.append(f"{field.key}={text!r}")
+                shown.append(f"{field.key}={shorten(value, 40)!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def replace(self: R, **changes: Any) -> R:
@@ -327,275 +359,17 @@ class Record:
     def extra(self) -> Mapping[str, Any]:
         """Keys this version of heta_nb does not know (kept and written back unchanged)."""
         names = {field.key for field in self._fields}
-        return freeze({k: v for k, v in self.raw.items() if k not in names})
+        frozen: Mapping[str, Any] = freeze({k: v for k, v in self.raw.items() if k not in names})
+        return frozen
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy of the serialized form (Heta's ``to_dict()`` shape)."""
-        return copy_json(self.raw)  # type: ignore[no-any-return]
+        copied: dict[str, Any] = copy_json(self.raw)
+        return copied
 
     def to_json(self) -> str:
         """Heta's compact JSON encoding of this record."""
         return dumps_compact(self.raw)
-
-
-# -- field kinds ---------------------------------------------------------------------
-
-
-_new_object = object.__new__
-# the slots' own descriptors: storing through them skips object.__setattr__'s lookup
-_set_data: Callable[[Any, Any], None] = vars(Record)["raw"].__set__
-_set_cache: Callable[[Any, Any], None] = vars(Record)["_cache"].__set__
-
-
-def _blank(value: str) -> bool:
-    return not value.strip()
-
-
-class Text(Field[T]):
-    """Heta's required text (``optional=False``) or optional text field."""
-
-    def __init__(self, doc: str, *, optional: bool = False, default: Any = MISSING) -> None:
-        super().__init__(doc, default=None if optional and default is MISSING else default)
-        self.optional = optional
-
-    def build(self, value: Any) -> Any:
-        if value is None and self.optional:
-            return None
-        if not isinstance(value, str):
-            raise TypeError(f"{self.label} must be a string, got {type(value).__name__}")
-        stripped = value.strip()
-        if not stripped:
-            raise ValueError(f"{self.label} must not be empty")
-        return stripped
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        if type(raw) is str:
-            if raw and not raw[0].isspace() or raw.strip():
-                return raw
-            problems.add(_join(path, self.key), "must not be empty")
-        elif raw is None and self.optional:
-            return raw
-        else:
-            wanted = "string or null" if self.optional else "string"
-            problems.add(_join(path, self.key), f"expected {wanted}, got {json_type_name(raw)}")
-        return raw
-
-
-class Choice(Field[str]):
-    """A text field limited to a closed set of values."""
-
-    def __init__(self, doc: str, choices: Sequence[str], *, default: Any = MISSING) -> None:
-        super().__init__(doc, default=default)
-        self.choices = tuple(choices)
-
-    def build(self, value: Any) -> Any:
-        if value not in self.choices:
-            raise ValueError(f"{self.label} must be one of: {', '.join(self.choices)}")
-        return value
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        if raw not in self.choices or not isinstance(raw, str):
-            problems.add(
-                _join(path, self.key),
-                f"expected one of {', '.join(map(repr, self.choices))}, got {raw!r}"[:200],
-            )
-        return raw
-
-
-class Flag(Field[T]):
-    """A boolean field (``optional=True`` also allows null)."""
-
-    def __init__(self, doc: str, *, optional: bool = False, default: Any = MISSING) -> None:
-        super().__init__(doc, default=default)
-        self.optional = optional
-
-    def build(self, value: Any) -> Any:
-        if value is None and self.optional:
-            return None
-        if not isinstance(value, bool):
-            raise TypeError(f"{self.label} must be a bool, got {type(value).__name__}")
-        return value
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        if raw is True or raw is False or (raw is None and self.optional):
-            return raw
-        wanted = "boolean or null" if self.optional else "boolean"
-        problems.add(_join(path, self.key), f"expected {wanted}, got {json_type_name(raw)}")
-        return raw
-
-
-def _is_number(value: Any) -> bool:
-    return (type(value) is float or type(value) is int) or (
-        isinstance(value, (int, float)) and not isinstance(value, bool)
-    )
-
-
-class Number(Field[T]):
-    """A number field, optionally nullable and bounded below.
-
-    The bound is Heta's ``value < minimum`` test: NaN and infinity pass it (Heta
-    0.1.2 accepts ``latency_ms=NaN``), negative numbers and ``-inf`` do not. Heta
-    checks no type; here a bool or a non-number is refused (stricter on purpose).
-    """
-
-    def __init__(
-        self,
-        doc: str,
-        *,
-        optional: bool = False,
-        minimum: float | None = None,
-        default: Any = MISSING,
-    ) -> None:
-        super().__init__(doc, default=default)
-        self.optional = optional
-        self.minimum = minimum
-
-    def build(self, value: Any) -> Any:
-        if value is None and self.optional:
-            return None
-        if not _is_number(value):
-            raise TypeError(f"{self.label} must be a number, got {type(value).__name__}")
-        # ``<``, as Heta's own check: NaN is not less than the minimum, so it is kept
-        if self.minimum is not None and value < self.minimum:
-            raise ValueError(f"{self.label} must not be less than {self.minimum:g}, got {value!r}")
-        return value
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        if raw is None and self.optional:
-            return raw
-        if not _is_number(raw):
-            wanted = "number or null" if self.optional else "number"
-            problems.add(_join(path, self.key), f"expected {wanted}, got {json_type_name(raw)}")
-        elif self.minimum is not None and raw < self.minimum:  # NaN passes, as in Heta
-            problems.add(_join(path, self.key), f"must not be less than {self.minimum:g}, got {raw!r}")
-        return raw
-
-
-class JsonObject(Field[Mapping[str, Any]]):
-    """A free-form JSON object (metadata, source, manifests), read as a frozen mapping.
-
-    ``heta_safe=True`` applies Heta's lenient ``_json_safe`` conversion when built in
-    Python (where Heta does); otherwise the value must already be JSON-serializable,
-    which Heta only finds out when it writes the report at the very end.
-    """
-
-    def __init__(self, doc: str, *, heta_safe: bool = False, default: Any = dict) -> None:
-        super().__init__(doc, default=default)
-        self.heta_safe = heta_safe
-
-    def build(self, value: Any) -> Any:
-        if not isinstance(value, Mapping):
-            raise TypeError(f"{self.label} must be a mapping, got {type(value).__name__}")
-        if self.heta_safe:
-            value = heta_json_safe(value)
-        return to_json_value(value, self.label)
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        if type(raw) is not dict:
-            problems.add(_join(path, self.key), f"expected object, got {json_type_name(raw)}")
-        return raw
-
-    def read(self, obj: Record, raw: Any) -> Mapping[str, Any]:
-        return self.cached(obj, lambda: freeze(raw))  # type: ignore[no-any-return]
-
-
-class Nested(Field[T]):
-    """A nested record (``optional=True`` allows null)."""
-
-    def __init__(self, doc: str, record: type[Record], *, optional: bool = False) -> None:
-        super().__init__(doc, default=None if optional else MISSING)
-        self.record = record
-        self.optional = optional
-
-    def build(self, value: Any) -> Any:
-        if value is None and self.optional:
-            return None
-        return _record_json(self.record, value, self.label)
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        if raw is None and self.optional:
-            return raw
-        return self.record._check(raw, _join(path, self.key), problems)
-
-    def read(self, obj: Record, raw: Any) -> T:
-        if raw is None:
-            return None  # type: ignore[return-value]
-        return self.cached(obj, lambda: self.record.from_raw(raw))  # type: ignore[no-any-return]
-
-
-class Items(Field[tuple[T, ...]]):
-    """A JSON array of nested records, read as a tuple."""
-
-    def __init__(self, doc: str, record: type[Record]) -> None:
-        super().__init__(doc, default=list)
-        self.record = record
-
-    def build(self, value: Any) -> Any:
-        items = _as_sequence(value, self.label)
-        return [_record_json(self.record, item, f"{self.label}[{i}]") for i, item in enumerate(items)]
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        here = _join(path, self.key)
-        if type(raw) is not list:
-            problems.add(here, f"expected array, got {json_type_name(raw)}")
-            return raw
-        check = self.record._check
-        for index, item in enumerate(raw):
-            checked = check(item, f"{here}[{index}]", problems)
-            if checked is not item:
-                raw[index] = checked
-        return raw
-
-    def read(self, obj: Record, raw: Any) -> tuple[T, ...]:
-        wrap = self.record.from_raw
-        return self.cached(obj, lambda: tuple(wrap(item) for item in raw))  # type: ignore[no-any-return]
-
-
-class TextList(Field[tuple[str, ...]]):
-    """A JSON array of required-text strings, read as a tuple."""
-
-    def __init__(self, doc: str) -> None:
-        super().__init__(doc, default=list)
-
-    def build(self, value: Any) -> Any:
-        items = _as_sequence(value, self.label)
-        result = []
-        for index, item in enumerate(items):
-            if not isinstance(item, str):
-                raise TypeError(f"{self.label}[{index}] must be a string, got {type(item).__name__}")
-            if not item.strip():
-                raise ValueError(f"{self.label}[{index}] must not be empty")
-            result.append(item.strip())
-        return result
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        here = _join(path, self.key)
-        if type(raw) is not list:
-            problems.add(here, f"expected array, got {json_type_name(raw)}")
-            return raw
-        for index, item in enumerate(raw):
-            if type(item) is not str:
-                problems.add(f"{here}[{index}]", f"expected string, got {json_type_name(item)}")
-            elif not item.strip():
-                problems.add(f"{here}[{index}]", "must not be empty")
-        return raw
-
-    def read(self, obj: Record, raw: Any) -> tuple[str, ...]:
-        return tuple(raw)
-
-
-def _as_sequence(value: Any, label: str) -> Sequence[Any]:
-    if isinstance(value, (str, bytes, Mapping)):
-        raise TypeError(f"{label} must be a sequence, got {type(value).__name__}")
-    try:
-        return list(value)
-    except TypeError:
-        raise TypeError(f"{label} must be a sequence, got {type(value).__name__}") from None
-
-
-def _record_json(record: type[Record], value: Any, label: str) -> Any:
-    """The JSON form of ``value`` for a nested ``record`` field (see ``Record.coerce``)."""
-    return record.coerce(value, label=label).raw
 
 
 def rich_display(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:

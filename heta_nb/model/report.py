@@ -1,25 +1,5 @@
-"""Heta's EvaluationReport (``report.json``, schema_version "1") and its parts.
-
-Field names, key order, defaults and validation rules follow heta-framework 0.1.2
-(see ``docs/heta-compat`` in the repository, section 1). The classes are immutable;
-build new ones with ``replace(...)``.
-
-Where heta_nb is stricter than Heta (``tests/test_model_audit.py`` checks each one).
-Heta's constructors check text, ``latency_ms < 0`` and ``build_scope`` only; heta_nb also
-keeps to the types Heta declares, on loading and when built, so every consumer can rely
-on them:
-
-* ``EvaluationScore.value`` must be a number, bool or non-blank string (Heta would write
-  ``null``, an array or an object), ``passed`` a bool or null, ``EvaluationError.retryable``
-  a bool, ``QueryResult.score`` and ``latency_ms`` a number (not a bool) or null;
-* ``knowledge_base_manifest`` and ``recipe_manifest`` must be objects (Heta writes whatever
-  it was given; its runner always gives a mapping);
-* only ``schema_version`` ``"1"`` is read.
-
-NaN and infinite numbers are accepted wherever Heta accepts them: score values, result
-scores, ``score_summary``, metadata and ``latency_ms`` (NaN and ``+inf``; Heta's ``< 0``
-test refuses only negative numbers and ``-inf``). Metadata Heta would only fail to encode
-at the end of a run (a set, a ``Path``) is refused when the record is built.
+"""Heta's EvaluationReport (the whole ``report.json``, schema_version "1"), its benchmark
+manifest and the per-mode counts derived from it.
 """
 
 from __future__ import annotations
@@ -29,38 +9,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from heta_nb.model.json import freeze, json_type_name
-from heta_nb.model.query import QueryResponse
-from heta_nb.model.record import (
-    Choice,
-    Field,
-    Flag,
-    Items,
-    JsonObject,
-    Nested,
-    Number,
-    Problems,
-    Record,
-    RichDisplay,
-    Text,
-    TextList,
-    _join,
-)
-from heta_nb.model.summary import heta_score_summary, numeric_value
+from heta_nb.model.case import EvaluationCaseResult, EvaluationError, EvaluationScore
+from heta_nb.model.fields import Choice, Items, JsonObject, Nested, NumberMapping, Text, TextList
+from heta_nb.model.record import Record, RichDisplay, cached_on
+from heta_nb.model.summary import MetricSummary, heta_score_summary, summarize_metrics
 
 if TYPE_CHECKING:  # pragma: no cover - only for type checkers
     import pandas as pd
-
-    from heta_nb.model.summary import MetricSummary
 
 __all__ = [
     "EVALUATION_SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",
     "BenchmarkManifest",
-    "EvaluationCaseResult",
-    "EvaluationError",
+    "EvaluationCaseResult",  # re-exported: its import path before the split (``case``)
+    "EvaluationError",  # re-exported, as above
     "EvaluationReport",
-    "EvaluationScore",
+    "EvaluationScore",  # re-exported, as above
     "ModeCounts",
 ]
 
@@ -71,118 +35,6 @@ SUPPORTED_SCHEMA_VERSIONS: tuple[str, ...] = ("1",)
 """Report schema versions this heta_nb can read."""
 
 BUILD_SCOPES = ("corpus", "group", "case")
-
-
-class _ScoreValue(Field[float | bool | str]):
-    """An evaluator's value: a number, a bool, or a non-blank string."""
-
-    def build(self, value: Any) -> Any:
-        if isinstance(value, str):
-            if not value.strip():
-                raise ValueError(f"{self.label} must not be empty")
-            return value.strip()
-        if isinstance(value, (bool, int, float)):
-            return value
-        raise TypeError(f"{self.label} must be a number, bool or string, got {type(value).__name__}")
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        if type(raw) is str:
-            if not raw.strip():
-                problems.add(_join(path, self.key), "must not be empty")
-        elif not isinstance(raw, (bool, int, float)):
-            problems.add(
-                _join(path, self.key),
-                f"expected number, bool or string, got {json_type_name(raw)}",
-            )
-        return raw
-
-
-class _ScoreSummary(Field[Mapping[str, float]]):
-    """``{"<mode>.<score name>": mean}``: a JSON object of numbers."""
-
-    def build(self, value: Any) -> Any:
-        if not isinstance(value, Mapping):
-            raise TypeError(f"{self.label} must be a mapping, got {type(value).__name__}")
-        result = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{self.label} keys must be strings, got {type(key).__name__}")
-            if isinstance(item, bool) or not isinstance(item, (int, float)):
-                raise TypeError(f"{self.label}[{key!r}] must be a number, got {type(item).__name__}")
-            result[key] = item
-        return result
-
-    def check(self, raw: Any, path: str, problems: Problems) -> Any:
-        here = _join(path, self.key)
-        if type(raw) is not dict:
-            problems.add(here, f"expected object, got {json_type_name(raw)}")
-            return raw
-        for key, item in raw.items():
-            if isinstance(item, bool) or not isinstance(item, (int, float)):
-                problems.add(f"{here}[{key!r}]", f"expected number, got {json_type_name(item)}")
-        return raw
-
-    def read(self, obj: Record, raw: Any) -> Mapping[str, float]:
-        return self.cached(obj, lambda: freeze(raw))  # type: ignore[no-any-return]
-
-
-class EvaluationScore(RichDisplay, Record):
-    """The score one evaluator gave one response."""
-
-    __slots__ = ()
-
-    name: Text[str] = Text("Evaluator name, e.g. ``evidence_recall@5`` (the summary key suffix).")
-    value: _ScoreValue = _ScoreValue(
-        "Score value: number, bool, or non-blank string (Heta does not check the type; heta_nb does)."
-    )
-    passed: Flag[bool | None] = Flag(
-        "Pass/fail verdict, or null when the metric has none.", optional=True, default=None
-    )
-    metadata: JsonObject = JsonObject("Evaluator details (matched ids, ``skipped`` and ``reason``...).")
-
-    def __init__(
-        self,
-        *,
-        name: str,
-        value: float | bool | str,
-        passed: bool | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._assign({"name": name, "value": value, "passed": passed, "metadata": metadata})
-
-    @property
-    def numeric(self) -> float | None:
-        """The value as Heta's summary counts it: bool -> 1.0/0.0, number -> float, str -> None."""
-        return numeric_value(self.raw["value"])
-
-    @property
-    def skipped(self) -> bool:
-        """True when the evaluator had nothing to score (``metadata.skipped``).
-
-        Heta still records a 0.0/False value for skipped scores and averages it in.
-        """
-        return self.raw["metadata"].get("skipped") is True
-
-
-class EvaluationError(Record):
-    """Why one case × mode has no response."""
-
-    __slots__ = ()
-
-    message: Text[str] = Text("Error message (``str(exc)`` or the class name).")
-    error_type: Text[str] = Text("Unqualified exception class name, e.g. ``LookupError``.")
-    retryable: Flag[bool] = Flag("Whether retrying could succeed (Heta 0.1.2 never sets it).", default=False)
-    metadata: JsonObject = JsonObject("Details (heta_nb adds ``traceback``, ``attempts``...).")
-
-    def __init__(
-        self,
-        *,
-        message: str,
-        error_type: str,
-        retryable: bool = False,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._assign({"message": message, "error_type": error_type, "retryable": retryable, "metadata": metadata})
 
 
 class BenchmarkManifest(Record):
@@ -235,83 +87,6 @@ class BenchmarkManifest(Record):
         return f"{self.name}:{self.version}:{self.split}"
 
 
-class EvaluationCaseResult(RichDisplay, Record):
-    """One benchmark case × one query mode: a response with scores, or an error."""
-
-    __slots__ = ()
-
-    case_id: Text[str] = Text("Benchmark case id.")
-    query: Text[str] = Text("The case's query text (not an engine's rewrite).")
-    query_mode: Text[str] = Text("Query mode that was called.")
-    scores: Items[EvaluationScore] = Items("Scores, in evaluator order (empty for errors).", EvaluationScore)
-    response: Nested[QueryResponse | None] = Nested("The response, or null for an error.", QueryResponse, optional=True)
-    latency_ms: Number[float | None] = Number(
-        "Query plus evaluation time in milliseconds (Heta includes evaluator time).",
-        optional=True,
-        minimum=0,
-        default=None,
-    )
-    error: Nested[EvaluationError | None] = Nested("The error, or null.", EvaluationError, optional=True)
-    metadata: JsonObject = JsonObject("``benchmark_run_unit`` and the per-unit ``knowledge_base_name``.")
-
-    def __init__(
-        self,
-        *,
-        case_id: str,
-        query: str,
-        query_mode: str,
-        scores: Iterable[EvaluationScore | Mapping[str, Any]] = (),
-        response: QueryResponse | Mapping[str, Any] | None = None,
-        latency_ms: float | None = None,
-        error: EvaluationError | Mapping[str, Any] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> None:
-        self._assign(
-            {
-                "case_id": case_id,
-                "query": query,
-                "query_mode": query_mode,
-                "scores": scores,
-                "response": response,
-                "latency_ms": latency_ms,
-                "error": error,
-                "metadata": metadata,
-            }
-        )
-
-    def _check_built(self, data: dict[str, Any]) -> None:
-        if data["response"] is None and data["error"] is None:
-            raise ValueError("EvaluationCaseResult: either response or error must be set")
-
-    @classmethod
-    def _check_rules(cls, raw: dict[str, Any], path: str, problems: Problems) -> None:
-        if raw.get("response") is None and raw.get("error") is None:
-            problems.add(path, "either response or error must be set")
-
-    @property
-    def ok(self) -> bool:
-        """True when the case produced a response (no error)."""
-        return self.raw["error"] is None
-
-    @property
-    def status(self) -> str:
-        """``"ok"`` or ``"error"``."""
-        return "ok" if self.raw["error"] is None else "error"
-
-    def score(self, name: str) -> EvaluationScore | None:
-        """The score named ``name``, or None."""
-        for score in self.scores:
-            if score.name == name:
-                return score
-        return None
-
-    @property
-    def unit_id(self) -> str | None:
-        """The benchmark run unit this result belongs to (``metadata.benchmark_run_unit``)."""
-        unit = self.raw["metadata"].get("benchmark_run_unit")
-        return unit if isinstance(unit, str) else None
-
-
 @dataclass(frozen=True)
 class ModeCounts:
     """How many results one query mode has, by outcome."""
@@ -345,7 +120,7 @@ class EvaluationReport(RichDisplay, Record):
     )
     recipe_manifest: JsonObject = JsonObject("``recipe.manifest().to_dict()``.", heta_safe=True)
     query_modes: TextList = TextList("Query modes, in the caller's order.")
-    score_summary: _ScoreSummary = _ScoreSummary("``{mode.score: mean}`` with Heta's semantics, sorted keys.")
+    score_summary: NumberMapping = NumberMapping("``{mode.score: mean}`` with Heta's semantics, sorted keys.")
     case_results: Items[EvaluationCaseResult] = Items(
         "Case results in run order (unit, then case, then mode).", EvaluationCaseResult
     )
@@ -435,7 +210,8 @@ class EvaluationReport(RichDisplay, Record):
                     seen.setdefault(score["name"], None)
             return tuple(seen)
 
-        return _cached(self, "metric_names", names)
+        metric_names: tuple[str, ...] = cached_on(self, "metric_names", names)
+        return metric_names
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -447,7 +223,8 @@ class EvaluationReport(RichDisplay, Record):
                 seen.setdefault(result["query_mode"], None)
             return tuple(seen)
 
-        return _cached(self, "modes", modes)
+        found: tuple[str, ...] = cached_on(self, "modes", modes)
+        return found
 
     def mode_counts(self) -> dict[str, ModeCounts]:
         """Per mode: number of case results, errors and skipped scores."""
@@ -488,7 +265,7 @@ class EvaluationReport(RichDisplay, Record):
             if len(self.modes) != 1:
                 raise KeyError(f"case {case_id!r}: give a mode, one of {list(self.modes)}")
             mode = self.modes[0]
-        index = _cached(self, "case_index", self._case_index)
+        index: dict[tuple[str, str], int] = cached_on(self, "case_index", self._case_index)
         position = index.get((case_id, mode))
         if position is None:
             if not any(key[0] == case_id for key in index):
@@ -513,10 +290,8 @@ class EvaluationReport(RichDisplay, Record):
         Computed once per confidence level and kept (the report is immutable); the list
         returned is a fresh copy of the frozen summaries.
         """
-        from heta_nb.model.summary import summarize_metrics
-
         return list(
-            _cached(self, f"metric_summaries@{confidence!r}", lambda: summarize_metrics(self, confidence=confidence))
+            cached_on(self, f"metric_summaries@{confidence!r}", lambda: summarize_metrics(self, confidence=confidence))
         )
 
     # -- pandas views (pandas is imported only when called) ------------------------
@@ -537,13 +312,3 @@ class EvaluationReport(RichDisplay, Record):
         from heta_nb.tables import summary_frame
 
         return summary_frame(self)
-
-
-def _cached(obj: Record, key: str, make: Any) -> Any:
-    cache = obj._cache
-    if cache is None:
-        cache = {}
-        object.__setattr__(obj, "_cache", cache)
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]

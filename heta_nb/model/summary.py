@@ -1,10 +1,5 @@
-"""Score summaries: Heta's exact ``score_summary`` and heta_nb's honest statistics.
-
-Heta's summary (``heta_score_summary``) is the plain mean of every numeric score per
-``"{mode}.{score name}"`` key: bools count as 1.0/0.0, strings are left out, errored
-cases are silently dropped (they have no scores) and skipped scores (0.0/False when a
-case has no gold data) are averaged in. heta_nb reproduces it exactly, and
-``summarize_metrics`` adds what it hides: n, errors, skipped, spread and a CI.
+"""Score summaries: Heta's exact ``score_summary`` (:func:`heta_score_summary`) and heta_nb's
+honest statistics (:func:`summarize_metrics`: n, errors, skipped, spread and a CI).
 """
 
 from __future__ import annotations
@@ -13,14 +8,14 @@ import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from heta_nb import stats
-
-if TYPE_CHECKING:  # pragma: no cover
-    from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
+from heta_nb._util.text import plural
 
 __all__ = [
+    "EXACT_NUMBERS",
+    "HasRaw",
     "MetricCollector",
     "MetricSummary",
     "as_float",
@@ -29,6 +24,19 @@ __all__ = [
     "numeric_value",
     "summarize_metrics",
 ]
+
+
+class HasRaw(Protocol):
+    """A record read through its JSON object: an ``EvaluationCaseResult`` or ``EvaluationReport``.
+
+    The summaries need only ``raw``, so this module does not import the records (which
+    import it for their ``numeric``, ``score_summary`` and ``metric_summaries``).
+    """
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The record's JSON object."""
+        ...
 
 
 EXACT_NUMBERS = frozenset((float, int, bool))
@@ -71,8 +79,13 @@ def as_float(value: float | int) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str, float]:
+def heta_score_summary(case_results: Iterable[HasRaw]) -> dict[str, float]:
     """Heta 0.1.2's ``score_summary`` of ``case_results``, bit for bit (same order of sums).
+
+    Heta's summary is the plain mean of every numeric score per ``"{mode}.{score name}"``
+    key: bools count as 1.0/0.0, strings are left out, errored cases are silently dropped
+    (they have no scores) and skipped scores (0.0/False when a case has no gold data) are
+    averaged in. :func:`summarize_metrics` adds what it hides.
 
     One difference: an integer score beyond the float range counts as ``inf``/``-inf``
     (see :func:`as_float`), where Heta's ``float()`` raises ``OverflowError``.
@@ -81,6 +94,12 @@ def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str
     ``"mode.name"`` key for every score; when two pairs would share a key (mode
     ``"a.b"`` with score ``"c"``, mode ``"a"`` with score ``"b.c"``), Heta's own
     single-list order is rebuilt so the sums stay identical.
+
+    Args:
+        case_results: ``EvaluationCaseResult`` objects (only their ``raw`` is read).
+
+    Returns:
+        ``{"mode.score name": mean}``, keys sorted, as Heta writes ``score_summary``.
     """
     results = case_results if isinstance(case_results, (list, tuple)) else list(case_results)
     by_mode: dict[str, dict[str, list[float]]] = {}
@@ -105,7 +124,7 @@ def heta_score_summary(case_results: Iterable[EvaluationCaseResult]) -> dict[str
     return {key: sum(items) / len(items) for key, items in sorted(values.items()) if items}
 
 
-def _heta_score_summary_keyed(case_results: Iterable[EvaluationCaseResult]) -> dict[str, float]:
+def _heta_score_summary_keyed(case_results: Iterable[HasRaw]) -> dict[str, float]:
     """Heta's algorithm as written: one list per ``"mode.name"`` key, in report order."""
     values: dict[str, list[float]] = {}
     for result in case_results:
@@ -167,21 +186,27 @@ class MetricSummary:
         """Plain words on where Heta's summary hides something, or ``""``."""
         parts = []
         if self.errors:
-            parts.append(f"{self.errors} errored case{'s' if self.errors != 1 else ''} not counted")
+            parts.append(f"{plural(self.errors, 'errored case', grouping=False)} not counted")
         if self.skipped:
-            parts.append(f"{self.skipped} skipped score{'s' if self.skipped != 1 else ''} averaged in as 0")
+            parts.append(f"{plural(self.skipped, 'skipped score', grouping=False)} averaged in as 0")
         if self.evaluator_errors:
-            parts.append(
-                f"{self.evaluator_errors} evaluator error{'s' if self.evaluator_errors != 1 else ''} not counted"
-            )
+            parts.append(f"{plural(self.evaluator_errors, 'evaluator error', grouping=False)} not counted")
         other = self.missing - self.errors - self.evaluator_errors
         if other > 0:
-            parts.append(f"{other} case{'s' if other != 1 else ''} without this score")
+            parts.append(f"{plural(other, 'case', grouping=False)} without this score")
         return "; ".join(parts)
 
 
-def summarize_metrics(report: EvaluationReport, *, confidence: float = 0.95) -> list[MetricSummary]:
-    """One :class:`MetricSummary` per mode × metric, in mode then evaluator order."""
+def summarize_metrics(report: HasRaw, *, confidence: float = 0.95) -> list[MetricSummary]:
+    """One :class:`MetricSummary` per mode × metric, in mode then evaluator order.
+
+    Args:
+        report: An ``EvaluationReport`` (only its ``raw`` JSON object is read).
+        confidence: The confidence level of the intervals.
+
+    Returns:
+        The summaries; ``EvaluationReport.metric_summaries`` keeps them per level.
+    """
     collector = MetricCollector(report.raw["query_modes"])
     add = collector.add
     for result in report.raw["case_results"]:
