@@ -34,12 +34,12 @@ def as_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def shorten(value: Any, limit: int) -> str:
-    """At most ``limit`` characters; when cut, the last one is ``…``."""
+def shorten(value: Any, limit: int, *, ellipsis: str = ELLIPSIS) -> str:
+    """At most ``limit`` characters; when cut, the text ends with ``ellipsis`` (``…``)."""
     text = as_text(value)
     if len(text) <= limit:
         return text
-    return text[: max(limit - 1, 0)] + ELLIPSIS
+    return text[: max(limit - len(ellipsis), 0)] + ellipsis
 
 
 def clip(value: Any, limit: int) -> dict[str, str]:
@@ -92,19 +92,24 @@ def describe_error(exc: BaseException, limit: int | None = None, *, with_type: b
     return text
 
 
-def plural(count: int, noun: str, plural_form: str | None = None) -> str:
-    """``"1 case"``, ``"1,234 cases"``."""
+def plural(count: int, noun: str, plural_form: str | None = None, *, grouping: bool = True) -> str:
+    """``"1 case"``, ``"1,234 cases"`` (``"1234 cases"`` with ``grouping=False``, as plots write counts)."""
     word = noun if count == 1 else plural_form or f"{noun}s"
-    return f"{count:,} {word}"
+    return f"{count:,} {word}" if grouping else f"{count} {word}"
 
 
-def listing(items: Iterable[Any], limit: int, *, quote: bool = False) -> str:
-    """``"a, b, c and 4 more"``: at most ``limit`` items, then how many were left out."""
+def listing(items: Iterable[Any], limit: int, *, quote: bool = False, counted: bool = True) -> str:
+    """``"a, b, c and 4 more"``: at most ``limit`` items, then how many were left out.
+
+    With ``counted=False`` the rest is only hinted at: ``"a, b, c, ..."`` (benchmark warnings).
+    """
     values = list(items)
     shown = [repr(v) if quote else as_text(v) for v in values[:limit]]
     rest = len(values) - len(shown)
     text = ", ".join(shown)
-    return f"{text} and {rest:,} more" if rest > 0 else text
+    if rest <= 0:
+        return text
+    return f"{text} and {rest:,} more" if counted else f"{text}, ..."
 
 
 def compact_duration(seconds: float | None) -> str:
