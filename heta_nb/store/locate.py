@@ -16,6 +16,7 @@ from typing import Any
 
 from heta_nb.model.io import load_report
 from heta_nb.model.report import EvaluationReport
+from heta_nb.store.report_store import ReportStore
 
 __all__ = ["resolve_report", "split_store_reference"]
 
@@ -54,8 +55,6 @@ def resolve_report(source: Any, *, store: Any = None) -> EvaluationReport:
         source: see the module docstring; objects are passed to ``load_report``.
         store: with a store, ``source`` may also be ``KB/REPORT_ID`` or ``KB``.
     """
-    from heta_nb.store import ReportStore
-
     if isinstance(source, (str, os.PathLike)) and not isinstance(source, Path) and store is not None:
         text = str(source)
         target = ReportStore(store)

@@ -1,0 +1,19 @@
+"""The store's own exceptions and warning (the shared ones are in :mod:`heta_nb.errors`)."""
+
+from __future__ import annotations
+
+from heta_nb.errors import ReportNotFoundError, StoreError
+
+__all__ = ["ReportStoreWarning", "StoreNotADirectoryError", "StoreNotFoundError"]
+
+
+class StoreNotFoundError(ReportNotFoundError):
+    """The store folder does not exist (a store is created by saving to it)."""
+
+
+class StoreNotADirectoryError(StoreError, NotADirectoryError):
+    """The store root is a file (or lies under one), not a folder."""
+
+
+class ReportStoreWarning(UserWarning):
+    """Some stored reports could not be read and were left out of a listing."""
