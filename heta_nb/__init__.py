@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
     "ReportStore": "heta_nb.store",
     "ReportFormatError": "heta_nb.errors",
     "Benchmark": "heta_nb.benchmark",
-    "load_benchmark": "heta_nb.benchmark.loaders",
+    "load_benchmark": "heta_nb.benchmark.load",
     "evaluate": "heta_nb.api",
     "evaluate_async": "heta_nb.api",
     "start": "heta_nb.api",
@@ -79,7 +79,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.api import evaluate, evaluate_async, start
     from heta_nb.benchmark import Benchmark
-    from heta_nb.benchmark.loaders import load_benchmark
+    from heta_nb.benchmark.load import load_benchmark
     from heta_nb.comparison import Comparison, compare
     from heta_nb.errors import ReportFormatError
     from heta_nb.export import to_html

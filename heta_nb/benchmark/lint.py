@@ -1,27 +1,6 @@
-"""Benchmark lint: gold data that can never score, found before the first query.
-
-Heta's evidence matching has traps (spec section 4.1) that silently give 0.0:
-
-* ``locator.document_id`` is compared with Heta's *parsed* ids (``doc_<sha16>``), so a
-  benchmark document id there never matches;
-* a reference id alone must equal a result id, source key or document id *exactly*:
-  a bare benchmark id such as ``"lh6"`` never matches Heta's chunks;
-* a reference id is ignored as soon as a locator or text is set, so a locator that
-  points at another document than the reference id is what counts;
-* a locator that points outside this benchmark's raw keys never matches a KB built by
-  the runner;
-* evidence with both a locator and text must match within one chunk;
-* Heta's own ``beir_*`` metrics (``BeirRetrievalMetric``) judge only evidence with a
-  ``reference_id`` (and relevance > 0); heta_nb's document metrics also judge a raw-key
-  locator. Evidence that gives the chosen metrics no judgement is skipped (0.0).
-
-Each trap is reported only when an evaluator that it affects is chosen, and only for
-evidence that cannot match: a reference id that is a Heta id (``doc_<sha16>``,
-``chunk_<hex>``) or a raw key, and a prefix that covers the whole benchmark, can.
-
-Cases without gold data are also reported: their scores are "skipped" zeros that
-Heta averages in.
-"""
+"""Benchmark lint: gold data that can never score under the chosen evaluators (Heta's
+evidence-matching traps, spec section 4.1, and cases without gold data), found before the
+first query."""
 
 from __future__ import annotations
 
@@ -29,6 +8,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from heta_nb._util.text import listing
 
 __all__ = ["LintIssue", "lint_benchmark"]
 
@@ -82,13 +63,30 @@ def _names_each(evaluators: Sequence[Any]) -> list[str]:
     return [(_names([e]) or [""])[0] for e in evaluators]
 
 
-def _examples(ids: Sequence[str]) -> str:
-    shown = ", ".join(ids[:5])
-    return f"{shown}{', ...' if len(ids) > 5 else ''}"
-
-
 def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest: Any = None) -> list[LintIssue]:
     """Problems in ``cases`` that make the given evaluators score nothing useful.
+
+    Heta's evidence matching has traps (spec section 4.1) that silently give 0.0:
+
+    * ``locator.document_id`` is compared with Heta's *parsed* ids (``doc_<sha16>``), so a
+      benchmark document id there never matches;
+    * a reference id alone must equal a result id, source key or document id *exactly*:
+      a bare benchmark id such as ``"lh6"`` never matches Heta's chunks;
+    * a reference id is ignored as soon as a locator or text is set, so a locator that
+      points at another document than the reference id is what counts;
+    * a locator that points outside this benchmark's raw keys never matches a KB built by
+      the runner;
+    * evidence with both a locator and text must match within one chunk;
+    * Heta's own ``beir_*`` metrics (``BeirRetrievalMetric``) judge only evidence with a
+      ``reference_id`` (and relevance > 0); heta_nb's document metrics also judge a raw-key
+      locator. Evidence that gives the chosen metrics no judgement is skipped (0.0).
+
+    Each trap is reported only when an evaluator that it affects is chosen, and only for
+    evidence that cannot match: a reference id that is a Heta id (``doc_<sha16>``,
+    ``chunk_<hex>``) or a raw key, and a prefix that covers the whole benchmark, can.
+
+    Cases without gold data are also reported: their scores are "skipped" zeros that
+    Heta averages in.
 
     Args:
         cases: benchmark cases (heta_nb's or Heta's).
@@ -195,7 +193,7 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
         issues.append(
             LintIssue(
                 code=code,
-                message=f"{len(ids)} case(s) ({_examples(ids)}): {messages[code]}",
+                message=f"{len(ids)} case(s) ({listing(ids, 5, counted=False)}): {messages[code]}",
                 case_ids=tuple(ids),
             )
         )

@@ -1,255 +1,29 @@
-"""Benchmark-side types with Heta 0.1.2's fields and rules (spec section 2).
-
-A :class:`Benchmark` is documents + query cases (with expected answers and evidence)
-+ run units + default evaluators. heta_nb's runner also accepts any Heta
-``BenchmarkProtocol`` object as is; these classes are what heta_nb's own loaders
-produce, and they are shaped so Heta's evaluators can score them unchanged.
-
-Differences from Heta, all on the side of safety: document ids and names that
-would nest or escape the raw key (``/``, ``\\``, ``..``) are refused, and mapping
-fields are read-only.
-"""
+"""The :class:`Benchmark` container of Heta 0.1.2 (spec section 2): documents, query cases, run
+units and default evaluators of one split, and how loaders and DataFrames become one."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from heta_nb.model.json import heta_json_safe
+from heta_nb.benchmark.formats.frame import read_frame
+from heta_nb.benchmark.records import CORPUS_UNIT, BenchmarkCase, BenchmarkDocument, BenchmarkRunUnit
+from heta_nb.errors import BenchmarkFormatError
 from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import BenchmarkManifest
-from heta_nb.model.summary import as_float
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = [
-    "Benchmark",
-    "BenchmarkCase",
-    "BenchmarkDocument",
-    "BenchmarkEvidence",
-    "BenchmarkExpected",
-    "BenchmarkRunUnit",
-]
-
-
-def _required(value: Any, name: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-    stripped = value.strip()
-    if not stripped:
-        raise ValueError(f"{name} must not be empty")
-    return stripped
-
-
-def _optional(value: Any, name: str) -> str | None:
-    return None if value is None else _required(value, name)
-
-
-def _frozen(value: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
-    if value is None:
-        return MappingProxyType({})
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping, got {type(value).__name__}")
-    return MappingProxyType(dict(value))
-
-
-def _segment(value: Any, name: str) -> str:
-    """A required text that must also be usable as one path segment of a raw key."""
-    text = _required(value, name)
-    if "/" in text or "\\" in text or text in (".", "..") or "\x00" in text:
-        raise ValueError(f"{name} {text!r} cannot be used in an object key (no '/', '\\', '.', '..')")
-    return text
-
-
-def _set(obj: object, name: str, value: Any) -> None:
-    object.__setattr__(obj, name, value)
-
-
-@dataclass(frozen=True)
-class BenchmarkEvidence:
-    """Gold evidence: a reference id, a locator (e.g. ``source_key_prefix``) and/or text."""
-
-    reference_id: str | None = None
-    locator: Mapping[str, Any] = field(default_factory=dict)
-    text: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _set(self, "reference_id", _optional(self.reference_id, "evidence.reference_id"))
-        _set(self, "locator", _frozen(self.locator, "evidence.locator"))
-        _set(self, "text", _optional(self.text, "evidence.text"))
-        _set(self, "metadata", _frozen(self.metadata, "evidence.metadata"))
-        if self.reference_id is None and not self.locator and self.text is None:
-            raise ValueError("evidence must set at least one of reference_id, locator, or text")
-
-    @property
-    def relevance(self) -> float:
-        """Graded relevance from ``metadata.relevance`` (default 1)."""
-        value = self.metadata.get("relevance", 1)
-        try:
-            return as_float(value)  # an integer beyond the float range is an infinity
-        except (TypeError, ValueError):
-            return 1.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """Heta's serialized form."""
-        return {
-            "reference_id": self.reference_id,
-            "locator": dict(self.locator),
-            "text": self.text,
-            "metadata": dict(self.metadata),
-        }
-
-
-@dataclass(frozen=True)
-class BenchmarkExpected:
-    """Expected answers, evidence and (optionally) a structured value of a case."""
-
-    answers: tuple[str, ...] = ()
-    evidence: tuple[BenchmarkEvidence, ...] = ()
-    value: Any | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.answers, str):
-            raise TypeError("expected.answers must be a sequence of strings, not one string")
-        _set(self, "answers", tuple(_required(a, "expected.answers[]") for a in self.answers))
-        evidence = tuple(self.evidence)
-        for item in evidence:
-            if not isinstance(item, BenchmarkEvidence):
-                raise TypeError(f"expected.evidence items must be BenchmarkEvidence, got {type(item).__name__}")
-        _set(self, "evidence", evidence)
-        _set(self, "metadata", _frozen(self.metadata, "expected.metadata"))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Heta's serialized form (``value`` made JSON-safe as Heta does)."""
-        return {
-            "answers": list(self.answers),
-            "evidence": [item.to_dict() for item in self.evidence],
-            "value": heta_json_safe(self.value),
-            "metadata": dict(self.metadata),
-        }
-
-
-@dataclass(frozen=True)
-class BenchmarkCase:
-    """One query with its expected output, labels (for slicing) and metadata."""
-
-    case_id: str
-    query: str
-    expected: BenchmarkExpected = field(default_factory=BenchmarkExpected)
-    labels: Mapping[str, Any] = field(default_factory=dict)
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _set(self, "case_id", _required(self.case_id, "case_id"))
-        _set(self, "query", _required(self.query, "query"))
-        if not isinstance(self.expected, BenchmarkExpected):
-            raise TypeError(f"expected must be a BenchmarkExpected, got {type(self.expected).__name__}")
-        _set(self, "labels", _frozen(self.labels, "labels"))
-        _set(self, "metadata", _frozen(self.metadata, "metadata"))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Heta's serialized form."""
-        return {
-            "case_id": self.case_id,
-            "query": self.query,
-            "expected": self.expected.to_dict(),
-            "labels": dict(self.labels),
-            "metadata": dict(self.metadata),
-        }
-
-
-@dataclass(frozen=True)
-class BenchmarkDocument:
-    """One source document, written to the KB's object store under its raw key.
-
-    Exactly one of ``data`` (bytes), ``path`` (a local file) or ``source_uri`` is set.
-    """
-
-    document_id: str
-    name: str
-    media_type: str
-    data: bytes | None = None
-    path: Path | None = None
-    source_uri: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _set(self, "document_id", _segment(self.document_id, "document_id"))
-        _set(self, "name", _segment(self.name, "document name"))
-        _set(self, "media_type", _required(self.media_type, "media_type"))
-        _set(self, "path", Path(self.path) if self.path is not None else None)
-        _set(self, "source_uri", _optional(self.source_uri, "source_uri"))
-        _set(self, "metadata", _frozen(self.metadata, "metadata"))
-        if sum(x is not None for x in (self.data, self.path, self.source_uri)) != 1:
-            raise ValueError("exactly one of data, path, or source_uri must be set")
-
-    def raw_key(self, manifest: BenchmarkManifest | Any) -> str:
-        """Heta's raw key: ``raw/benchmarks/{name}/{split}/{document_id}/{name}``."""
-        return f"raw/benchmarks/{manifest.name}/{manifest.split}/{self.document_id}/{self.name}"
-
-    def read_bytes(self) -> bytes:
-        """The document's content (``source_uri`` documents cannot be read offline)."""
-        if self.data is not None:
-            return self.data
-        if self.path is not None:
-            return self.path.read_bytes()
-        raise NotImplementedError(f"document {self.document_id}: source_uri documents must be downloaded first")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Heta's serialized form (``has_data`` instead of the bytes)."""
-        return {
-            "document_id": self.document_id,
-            "name": self.name,
-            "media_type": self.media_type,
-            "has_data": self.data is not None,
-            "path": str(self.path) if self.path is not None else None,
-            "source_uri": self.source_uri,
-            "metadata": dict(self.metadata),
-        }
-
-
-@dataclass(frozen=True)
-class BenchmarkRunUnit:
-    """One KB build-and-query unit; empty id tuples mean "all documents / cases"."""
-
-    unit_id: str
-    document_ids: tuple[str, ...] = ()
-    case_ids: tuple[str, ...] = ()
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _set(self, "unit_id", _required(self.unit_id, "unit_id"))
-        _set(self, "document_ids", tuple(_required(i, "unit.document_ids[]") for i in self.document_ids))
-        _set(self, "case_ids", tuple(_required(i, "unit.case_ids[]") for i in self.case_ids))
-        _set(self, "metadata", _frozen(self.metadata, "unit.metadata"))
-
-    @property
-    def is_corpus_level(self) -> bool:
-        """True when the unit uses every document and every case."""
-        return not self.document_ids and not self.case_ids
-
-    def to_dict(self) -> dict[str, Any]:
-        """Heta's serialized form."""
-        return {
-            "unit_id": self.unit_id,
-            "document_ids": list(self.document_ids),
-            "case_ids": list(self.case_ids),
-            "metadata": dict(self.metadata),
-        }
-
-
-CORPUS_UNIT = BenchmarkRunUnit(unit_id="corpus")
+__all__ = ["Benchmark", "benchmark_from_frame", "build_benchmark"]
 
 
 class Benchmark(RichDisplay):
     """Documents, cases, run units and default evaluators of one benchmark split.
+
+    heta_nb's runner also accepts any Heta ``BenchmarkProtocol`` object as is; this class
+    is what heta_nb's own loaders produce, shaped so Heta's evaluators score it unchanged.
 
     Args:
         manifest: identity (name, version, split, task type, license...).
@@ -374,7 +148,78 @@ class Benchmark(RichDisplay):
 
     @classmethod
     def from_frame(cls, frame: Any, **kwargs: Any) -> Benchmark:
-        """Build a benchmark from a DataFrame; see :func:`heta_nb.benchmark.loaders.from_frame`."""
-        from heta_nb.benchmark.loaders import benchmark_from_frame
-
+        """Build a benchmark from a DataFrame; see :func:`benchmark_from_frame`."""
         return benchmark_from_frame(frame, **kwargs)
+
+
+def build_benchmark(
+    manifest: BenchmarkManifest,
+    documents: list[BenchmarkDocument],
+    cases: list[BenchmarkCase],
+    *,
+    evaluators: tuple[Any, ...],
+    source: str,
+    units: Iterable[BenchmarkRunUnit] | None = None,
+) -> Benchmark:
+    """A :class:`Benchmark` for loaders: duplicate or unknown ids are a :class:`BenchmarkFormatError`.
+
+    Heta's loaders accept them and its runner fails later; heta_nb reports them when loading.
+    """
+    try:
+        return Benchmark(manifest, documents, cases, units=units, evaluators=evaluators, source=source)
+    except (TypeError, ValueError) as exc:
+        raise BenchmarkFormatError(str(exc)) from None
+
+
+def benchmark_from_frame(
+    frame: pd.DataFrame,
+    *,
+    manifest: BenchmarkManifest | Mapping[str, Any] | Any,
+    documents: pd.DataFrame | Iterable[BenchmarkDocument] | None = None,
+    case_id: str = "case_id",
+    query: str = "query",
+    answers: str | None = "answers",
+    evidence: str | None = "evidence",
+    label_columns: Sequence[str] | None = None,
+    evaluators: Sequence[Any] | None = None,
+) -> Benchmark:
+    """Build a benchmark from a DataFrame with one case per row.
+
+    An answers cell holds a list of strings or one string (NaN/None: no answers). An
+    evidence cell holds document ids (each becomes evidence with that ``reference_id``
+    and a ``source_key_prefix`` locator for ``manifest``), evidence objects in the JSONL
+    schema, or a mix. The answers and evidence columns may be absent when they keep
+    their default names. Every other column is a label unless ``label_columns`` says
+    which. Ids, answers and evidence ids that are floats with an integer value are read
+    as integers (pandas stores an integer column with a missing value as float64, so
+    ``42`` arrives as ``42.0``). A text cell holding a whole list (``"['a', 'b']"``, as
+    ``read_csv`` gives back) is an error. Bare evidence ids missing from ``documents``
+    (when given) give one :class:`BenchmarkDataWarning`.
+
+    Args:
+        frame: the cases.
+        manifest: the benchmark manifest.
+        documents: a DataFrame with ``document_id`` and ``text`` (and optional ``name``
+            (default ``{id}.txt``), ``media_type`` (default ``text/plain``), ``metadata``),
+            or a list of BenchmarkDocument.
+        case_id, query, answers, evidence: column names (None: no such column).
+        label_columns: the label columns (default: all other columns).
+        evaluators: default evaluators (default ``("evidence_recall@5", "answer_contains")``).
+
+    Raises:
+        BenchmarkFormatError: naming the row index and column of a bad value.
+    """
+    contents = read_frame(
+        frame,
+        manifest=manifest,
+        documents=documents,
+        case_id=case_id,
+        query=query,
+        answers=answers,
+        evidence=evidence,
+        label_columns=label_columns,
+        evaluators=evaluators,
+    )
+    return build_benchmark(
+        contents.manifest, contents.documents, contents.cases, evaluators=contents.evaluators, source="DataFrame"
+    )
