@@ -26,7 +26,7 @@ from collections import Counter
 from typing import Any
 
 from heta_nb.evaluators.base import BuiltinEvaluator
-from heta_nb.evaluators.evidence import normalize_text
+from heta_nb.evaluators.normalize import normalize_text
 
 __all__ = ["AnswerContains", "AnswerExactMatch", "AnswerF1", "squad_tokens", "token_f1"]
 
