@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from heta_nb.stats import expanded_percentile_alpha
+from heta_nb.stats.intervals import expanded_percentile_alpha
 
 __all__ = ["PairedTest", "adjust_holm", "holm", "paired_test"]
 

@@ -1,0 +1,186 @@
+"""``compare(*reports)``: check the arguments, align the systems, run the tests, build the Comparison."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from heta_nb.comparison.align import align_scores
+from heta_nb.comparison.notes import (
+    HetaComparisonWarning,
+    completeness_warnings,
+    interval_notes,
+    overlap_warnings,
+    report_warnings,
+    skipped_notes,
+)
+from heta_nb.comparison.result import Comparison
+from heta_nb.comparison.significance import run_paired_tests
+from heta_nb.comparison.systems import index_of, name_systems, resolve_systems, unique_labels
+from heta_nb.model.io import load_report
+
+__all__ = ["compare"]
+
+
+def compare(
+    *reports: Any,
+    names: Sequence[str] | None = None,
+    metrics: Sequence[str] | str | None = None,
+    modes: Sequence[str] | str | None = None,
+    baseline: int | str = 0,
+    resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    include_skipped: bool = False,
+    alpha: float = 0.05,
+    tie_tolerance: float = 1e-9,
+    correction: Literal["holm", "none"] = "holm",
+) -> Comparison:
+    """Compare recipes (reports) or query modes case by case against a baseline.
+
+    The per-case scores of several *systems* are lined up and each is tested against a
+    baseline system, case by case. A system is one report × one query mode:
+
+    * several reports (recipes) on one benchmark: every report × every query mode they all
+      share (or the ``modes`` chosen); ``compare(recipe_a, recipe_b)``;
+    * several modes of one report: ``compare(report)`` or ``compare(report, modes=[...])``.
+
+    **Alignment.** Within a compared mode, case results are matched by
+    ``(benchmark run unit, case_id)`` (by ``case_id`` alone when the reports' run units differ
+    but each case id is unique, with a warning). A case counts for a metric only when *every*
+    system has a usable score for it: a finite number or a bool (1.0/0.0). Left out, and
+    counted per system in :attr:`Comparison.overlap`:
+
+    * cases some system has no result for (different case sets);
+    * cases some system errored on (errors have no scores; leaving them out is the only
+      paired choice, but it can flatter a system that fails on hard cases, hence a warning);
+    * scores marked ``metadata.skipped`` (the evaluator had no gold data; Heta averages them
+      in as 0), unless ``include_skipped=True``;
+    * text scores (an evaluator error is recorded as ``"error"``), non-finite numbers and
+      missing scores (left out for every system like errors, hence a warning).
+
+    The aligned set is the same for every system of a metric, so all rows of a metric share
+    ``n`` and the baseline mean. Anything that makes the systems less comparable (different
+    benchmark name/version/split, case sets, query modes, evaluators or ``top_k``, corpus
+    documents, errors, incomplete or sharded reports) is reported in plain words in
+    :attr:`Comparison.warnings` and issued as :class:`HetaComparisonWarning`; never silently.
+    Remarks that do not threaten the comparison (skipped scores left out or counted, text-only
+    metrics) go to :attr:`Comparison.notes`.
+
+    **Statistics.** For each non-baseline system and metric, the per-case deltas
+    ``system - baseline`` go to :func:`heta_nb.stats.paired.paired_test`: a two-sided paired
+    sign-flip permutation test of "mean delta = 0" (exact when few cases differ), a paired
+    bootstrap expanded-percentile CI of the mean delta, and win/tie/loss counts (``|delta| <=
+    tie_tolerance`` counts as a tie; the tolerance changes the counts only). Ties stay in
+    ``n`` and the mean; a zero delta flips to itself, so it cannot move the test.
+    Every test uses the same ``seed``: a test depends only on its two aligned score arrays
+    (adding a system changes it only by narrowing the aligned cases), and equal inputs give
+    bit-identical results.
+
+    **Multiple comparisons.** The family corrected is *every (system, metric) test against
+    the baseline in this comparison*: ``(systems - 1) × metrics`` tests, Holm–Bonferroni
+    adjusted together (with two systems this is the family of metrics; a test without
+    aligned cases has no p-value and is not counted). Holm controls the
+    family-wise error rate under any dependence between the tests (metrics of one case are
+    strongly correlated). ``significant`` and the ``verdict`` use the adjusted p-value at
+    ``alpha``; confidence intervals are per comparison, not adjusted. To test one primary
+    metric without paying for the others, pass ``metrics=[...]``. Only comparisons against
+    the baseline are tested, not every pair. Every metric is taken as higher-is-better.
+
+    Args:
+        *reports: Two or more reports of one benchmark (recipes), or one report with two
+            or more modes. Each may be an ``EvaluationReport`` or anything
+            :func:`heta_nb.load_report` accepts; a single list of them works too.
+        names: System names. Default: report ids (``report_id/mode`` when several modes
+            are compared per report), or the modes within one report; duplicates get
+            ``#2``, ``#3``. With several reports, one name per report is also accepted.
+        metrics: Metrics to compare. Default: every metric with numeric scores in all
+            systems (a system that errored on every case does not narrow the choice).
+        modes: Query modes to compare. Default: with one report, all of its modes; with
+            several, the modes every report has.
+        baseline: Index or name of the baseline system; deltas are ``system - baseline``.
+        resamples: Bootstrap resamples, and permutation resamples when not exact.
+        confidence: Confidence level of the intervals.
+        seed: Seed of every test (``None``: fresh entropy, kept in ``Comparison.seed``).
+        include_skipped: Count scores marked skipped (as the 0.0/False Heta recorded).
+        alpha: Significance level for ``significant`` and the verdicts (after correction).
+        tie_tolerance: ``|delta| <= tie_tolerance`` counts as a tie in wins/ties/losses.
+        correction: ``"holm"`` (over every system × metric test) or ``"none"``.
+
+    Returns:
+        The :class:`Comparison`.
+
+    Raises:
+        ValueError: Fewer than two systems, unknown modes, metrics or baseline, bad names,
+            or no numeric metric in common.
+    """
+    items = reports[0] if len(reports) == 1 and isinstance(reports[0], (list, tuple)) else reports
+    loaded = [load_report(item) for item in items]
+    if not loaded:
+        raise ValueError("compare() needs two or more reports, or one report with two or more modes")
+    if correction not in ("holm", "none"):
+        raise ValueError(f"correction must be 'holm' or 'none', got {correction!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+
+    found: list[str] = []
+    report_labels = unique_labels([r.report_id for r in loaded])
+    pairs, mode_names = resolve_systems(loaded, modes, report_labels, found)
+    if len(pairs) < 2:
+        raise ValueError(f"compare() needs two or more systems (reports × modes), got {len(pairs)}")
+    systems = name_systems(loaded, pairs, mode_names, names, report_labels)
+    base = index_of(baseline, [s.name for s in systems], "baseline")
+
+    notes: list[str] = []
+    aligned = align_scores(loaded, systems, base, metrics, include_skipped, found, notes)
+    notes.extend(skipped_notes(aligned.overlap, include_skipped))
+    found[:0] = completeness_warnings(loaded, report_labels)
+    if len(loaded) > 1:
+        found[:0] = report_warnings(loaded, report_labels, aligned.overlap)
+    found.extend(overlap_warnings(aligned.overlap))
+
+    tests = run_paired_tests(
+        aligned,
+        base,
+        len(systems),
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+        tie_tolerance=tie_tolerance,
+        correction=correction,
+    )
+    notes.extend(interval_notes(tests, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
+
+    for message in found:
+        warnings.warn(message, HetaComparisonWarning, stacklevel=2)
+    return Comparison(
+        systems=systems,
+        baseline=base,
+        aligned=aligned,
+        tests=tests,
+        warnings=found,
+        notes=notes,
+        reports=tuple(loaded),
+        arguments={
+            "names": list(names) if names is not None else None,
+            "metrics": [metrics] if isinstance(metrics, str) else (list(metrics) if metrics is not None else None),
+            "modes": [modes] if isinstance(modes, str) else (list(modes) if modes is not None else None),
+            "baseline": baseline,
+            "resamples": int(resamples),
+            "include_skipped": bool(include_skipped),
+        },
+        settings={
+            "resamples": int(resamples),
+            "confidence": float(confidence),
+            "seed": seed,
+            "alpha": float(alpha),
+            "tie_tolerance": float(tie_tolerance),
+            "correction": correction,
+            "include_skipped": bool(include_skipped),
+        },
+    )

@@ -1,0 +1,92 @@
+"""The paired test of every system × metric against the baseline, Holm-adjusted as one family, and its verdict."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from heta_nb.comparison.align import Aligned
+from heta_nb.stats.format import p_text
+from heta_nb.stats.paired import PairedTest, holm, paired_test
+
+__all__ = ["is_significant", "run_paired_tests", "verdict_text"]
+
+
+def run_paired_tests(
+    aligned: Aligned,
+    base: int,
+    systems: int,
+    *,
+    resamples: int,
+    confidence: float,
+    seed: int,
+    tie_tolerance: float,
+    correction: str,
+) -> dict[tuple[int, int], PairedTest]:
+    """Test every non-baseline system against the baseline on every metric's aligned cases.
+
+    Args:
+        aligned: The aligned scores.
+        base: Index of the baseline system.
+        systems: Number of systems.
+        resamples: Bootstrap resamples, and permutation resamples when not exact.
+        confidence: Confidence level of the intervals.
+        seed: Seed of every test (each test depends only on its two score arrays).
+        tie_tolerance: ``|delta| <= tie_tolerance`` counts as a tie.
+        correction: ``"holm"`` (adjust every test as one family) or ``"none"``.
+
+    Returns:
+        The test of each ``(system index, metric index)``.
+    """
+    tests: dict[tuple[int, int], PairedTest] = {}
+    for j in range(len(aligned.metrics)):
+        mask = aligned.mask[j]
+        a = aligned.values[base, j, mask]
+        for s in range(systems):
+            if s != base:
+                tests[(s, j)] = paired_test(
+                    a,
+                    aligned.values[s, j, mask],
+                    resamples=resamples,
+                    confidence=confidence,
+                    seed=seed,
+                    tie_tolerance=tie_tolerance,
+                )
+    if correction == "holm":
+        keys = list(tests)
+        adjusted = holm([tests[k].p_value for k in keys])
+        tests = {k: replace(tests[k], p_value_adjusted=p) for k, p in zip(keys, adjusted)}
+    return tests
+
+
+def is_significant(test: PairedTest, alpha: float) -> bool:
+    """Whether ``test`` has cases and its adjusted p-value is below ``alpha``.
+
+    Args:
+        test: The paired test.
+        alpha: The significance level.
+
+    Returns:
+        True when the difference counts as detected.
+    """
+    p = test.p_value_adjusted
+    return bool(test.n > 0 and not math.isnan(p) and p < alpha)
+
+
+def verdict_text(test: PairedTest, alpha: float) -> str:
+    """Plain words: ``"better (p=0.003)"``, ``"no detectable difference (p=0.41)"``, ``"worse (...)"``.
+
+    Args:
+        test: The paired test.
+        alpha: The significance level (the p-value is never shown rounded across it).
+
+    Returns:
+        The verdict, or ``"no aligned cases"``.
+    """
+    if test.n == 0:
+        return "no aligned cases"
+    p = p_text(test.p_value_adjusted, alpha)
+    p = f"p{p}" if p.startswith("<") else f"p={p}"
+    if is_significant(test, alpha):
+        return f"{'better' if test.mean_diff > 0 else 'worse'} ({p})"
+    return f"no detectable difference ({p})"
