@@ -104,15 +104,15 @@ report.mode_counts()"""),
     ("md", "## Distributions"),
     ("code", """heta_nb.plots.plot_scores(report, "recall@5").figure"""),
     ("code", """heta_nb.plots.plot_latency(report).figure"""),
-    ("code", "heta_nb.tables.distributions.score_quantiles(report)"),
+    ("code", "heta_nb.tables.score_quantiles(report)"),
     ("md", """## Per-label slices
 
 Reports do not store case labels; join with the benchmark to slice by hop count or question type."""),
     ("code", """benchmark = demo.load_benchmark()
-heta_nb.tables.distributions.label_breakdown(report, benchmark, "question_type", metrics=["recall@5"])"""),
+heta_nb.tables.label_breakdown(report, benchmark, "question_type", metrics=["recall@5"])"""),
     ("code", """heta_nb.plots.plot_by_label(report, benchmark, "recall@5", "hops").figure"""),
     ("md", "## The worst cases"),
-    ("code", """heta_nb.tables.distributions.worst_cases(report, "recall@5", mode="full_text_search", n=8, benchmark=benchmark)"""),
+    ("code", """heta_nb.tables.worst_cases(report, "recall@5", mode="full_text_search", n=8, benchmark=benchmark)"""),
     ("md", """## A report Heta itself wrote
 
 Heta's own `BenchmarkRunner` writes `report.json` into the KB's object store; heta_nb reads it back

@@ -23,8 +23,10 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from heta_nb import stats
+from heta_nb._util.text import shorten
 from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import as_float
+from heta_nb.tables.report import cases_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -32,12 +34,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.benchmark.types import Benchmark
 
 __all__ = [
+    "ANSWER_CHARS",
     "DEFAULT_QUANTILES",
     "LATENCY_COLUMNS",
     "MISSING_LABEL",
+    "interval",
     "label_breakdown",
     "latency_quantiles",
+    "metric_kind",
+    "numeric_metrics",
+    "quantile_column",
     "score_quantiles",
+    "select_metrics",
+    "select_modes",
     "worst_cases",
 ]
 
@@ -47,6 +56,7 @@ MISSING_LABEL = "(none)"
 """Label value used for benchmark cases that do not carry the label at all."""
 
 ANSWER_CHARS = 200
+"""Answers and error messages in :func:`worst_cases` are cut to this many characters."""
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -144,10 +154,9 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (2, str(value))
 
 
-def _truncate(text: Any, limit: int = ANSWER_CHARS) -> Any:
-    if not isinstance(text, str) or len(text) <= limit:
-        return text
-    return text[: limit - 1] + "…"
+def _shorten_text(value: Any) -> Any:
+    """Text cut to :data:`ANSWER_CHARS` characters (the last one ``…``); a missing value stays missing."""
+    return shorten(value, ANSWER_CHARS) if isinstance(value, str) else value
 
 
 def _label_map(benchmark: Benchmark, label: str) -> dict[str, Hashable]:
@@ -384,8 +393,6 @@ def worst_cases(
     """
     import pandas as pd
 
-    from heta_nb.tables import cases_frame
-
     if metric not in report.metric_names:
         raise KeyError(f"report {report.report_id!r} has no metric {metric!r}; metrics: {list(report.metric_names)}")
     if metric_kind(report, metric) == "text":
@@ -416,8 +423,8 @@ def worst_cases(
     others = [name for name in report.metric_names if name != metric]
     columns = ["case_id", "mode", "status", "error_type", "error", metric, "query", "answer", *others]
     result = result[columns].reset_index(drop=True)
-    result["answer"] = result["answer"].map(_truncate).astype("object")
-    result["error"] = result["error"].map(_truncate).astype("object")
+    result["answer"] = result["answer"].map(_shorten_text).astype("object")
+    result["error"] = result["error"].map(_shorten_text).astype("object")
     result["status"] = result["status"].astype("str")
     if benchmark is not None:
         labels = benchmark.labels_frame()

@@ -1,0 +1,118 @@
+"""matplotlib figures as deterministic SVG text and PNG bytes, for HTML exports and notebooks.
+
+matplotlib is imported when a function here is called.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
+__all__ = ["draw_svg", "figure_to_png", "figure_to_svg"]
+
+
+def _root(fig: Figure | SubFigure) -> Figure:
+    """The top-level Figure (``ax.figure`` may be a SubFigure)."""
+    return fig.figure  # a Figure's ``figure`` is itself, a SubFigure's the root (matplotlib >= 3.7)
+
+
+@contextmanager
+def _settled(fig: Figure) -> Iterator[None]:
+    """Hold a figure with a layout engine (e.g. constrained) still while saving.
+
+    Each layout pass moves things by a few ULPs, so the layout runs only when the figure
+    changed since it was last drawn; saving an unchanged figure again gives the same bytes.
+    """
+    engine = fig.get_layout_engine()
+    if engine is None:
+        yield
+        return
+    if fig.stale:  # changed since it was last drawn: lay it out again
+        fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+    try:
+        yield
+    finally:
+        fig.set_layout_engine(engine)
+        fig.stale = False  # it was just drawn as it is; a later change marks it stale again
+
+
+def figure_to_svg(fig: Figure | SubFigure) -> str:
+    """The figure as a self-contained SVG document; the same figure gives the same text.
+
+    Cropped to its content (``bbox_inches="tight"``, like Jupyter's inline display).
+    Dates, creator links and random element ids are left out (the id salt is fixed for
+    this call only), so the SVG has no external reference. Text stays text, drawn by
+    the browser's fonts, so matplotlib's "Glyph ... missing from font" warnings (a
+    name in a script DejaVu Sans lacks, or with a control character) do not apply and
+    are not shown.
+
+    Args:
+        fig: ``ax.figure``; a subfigure saves its whole figure.
+
+    Returns:
+        The SVG text.
+    """
+    import matplotlib
+
+    root = _root(fig)
+    buffer = io.StringIO()
+    # Text stays text (svg.fonttype "none"): a fifth of the size of glyph outlines.
+    with (
+        _settled(root),
+        matplotlib.rc_context({"svg.hashsalt": "heta_nb", "svg.fonttype": "none"}),
+        warnings.catch_warnings(),
+    ):
+        warnings.filterwarnings("ignore", r"Glyph \d+ .*missing from (current )?font", UserWarning)
+        root.savefig(
+            buffer,
+            format="svg",
+            bbox_inches="tight",
+            pad_inches=0.1,
+            metadata={"Date": None, "Creator": None, "Type": None, "Format": None},
+        )
+    return buffer.getvalue()
+
+
+def draw_svg(draw: Callable[[], Axes]) -> tuple[str | None, str | None]:
+    """``(svg, None)`` of the figure ``draw()`` plots, or ``(None, why)`` if it cannot be drawn.
+
+    For exports, where one figure must not cost the whole file: matplotlib refuses some
+    valid reports (scores from -1e308 to 1e308 span more than a float holds, so no
+    tick can be placed); ``why`` names the error.
+
+    Args:
+        draw: plots a figure and returns its Axes, e.g. ``functools.partial(plot_scores, report, metric)``.
+
+    Returns:
+        ``(svg, None)`` or ``(None, "ExceptionType: first line of its message")``.
+    """
+    try:
+        return figure_to_svg(draw().figure), None
+    except (ValueError, OverflowError, FloatingPointError) as exc:
+        lines = str(exc).strip().splitlines()
+        return None, f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+def figure_to_png(fig: Figure | SubFigure, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes, cropped to its content, without software metadata.
+
+    Args:
+        fig: ``ax.figure``; a subfigure saves its whole figure.
+        dpi: resolution (pixels per inch).
+
+    Returns:
+        The PNG bytes; the same figure gives the same bytes.
+    """
+    root = _root(fig)
+    buffer = io.BytesIO()
+    with _settled(root):
+        root.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.1, metadata={"Software": None})
+    return buffer.getvalue()
