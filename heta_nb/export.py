@@ -8,7 +8,8 @@ tag forbids every remote load; the file references nothing outside itself.
 
 Size discipline: texts are truncated and only the top results are kept, so the
 file is smaller than the report.json it comes from (the full data stays in the
-store). Files are written atomically.
+store). Files are written atomically. Reports and comparisons share one page builder
+(``_document``); the views inside come from :mod:`heta_nb.render`.
 """
 
 from __future__ import annotations
@@ -24,14 +25,24 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
 
 from heta_nb._util.atomic import write_atomically
+from heta_nb._util.text import shorten
 from heta_nb._version import __version__
-from heta_nb.model.report import EvaluationReport
+from heta_nb.model import EvaluationReport
 from heta_nb.model.summary import as_float
+from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
+from heta_nb.render.context import comparison_id
+from heta_nb.render.env import environment
+from heta_nb.render.figures import draw_svg
 
-__all__ = ["ExportLimits", "export", "to_html"]
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_nb.comparison import Comparison
+
+__all__ = ["ExportLimits", "comparison_explorer_data", "export", "report_explorer_data", "to_html"]
 
 EXPLORER_TEXT_CHARS = 160
 MANIFEST_CHARS = 60_000
@@ -53,11 +64,9 @@ class ExportLimits:
     """Cases with a static drill-down."""
 
 
-def _truncate(text: Any, limit: int) -> str | None:
-    if text is None:
-        return None
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _shorten_or_none(text: Any, limit: int) -> str | None:
+    """:func:`~heta_nb._util.text.shorten`, keeping None (JSON ``null``: no answer, no error)."""
+    return None if text is None else shorten(text, limit)
 
 
 def _json_number(value: Any) -> Any:
@@ -93,10 +102,10 @@ def report_explorer_data(report: EvaluationReport, limits: ExportLimits) -> dict
             "mode": result["query_mode"],
             "status": "ok" if error is None else "error",
             "latency_ms": _json_number(result["latency_ms"]),
-            "query": _truncate(result["query"], chars),
-            "answer": _truncate(response.get("answer"), chars),
-            "top_result": _truncate(results[0]["text"], chars) if results else None,
-            "error": _truncate(f"{error['error_type']}: {error['message']}", chars) if error else None,
+            "query": _shorten_or_none(result["query"], chars),
+            "answer": _shorten_or_none(response.get("answer"), chars),
+            "top_result": _shorten_or_none(results[0]["text"], chars) if results else None,
+            "error": _shorten_or_none(f"{error['error_type']}: {error['message']}", chars) if error else None,
         }
         for score in result["scores"]:
             row[f"score:{score['name']}"] = _json_number(score["value"])
@@ -119,13 +128,11 @@ def _figures(report: EvaluationReport, limits: ExportLimits) -> list[dict[str, s
         )
     for metric in metrics[: max(0, limits.figures - 1)]:
         figures.append((f"distribution of {metric} per mode", functools.partial(plot_scores, report, metric)))
-    return [figure_entry(caption, draw) for caption, draw in figures]
+    return [_figure_entry(caption, draw) for caption, draw in figures]
 
 
-def figure_entry(caption: str, draw: Callable[[], Any]) -> dict[str, str]:
+def _figure_entry(caption: str, draw: Callable[[], Any]) -> dict[str, str]:
     """A figure of a standalone page: its SVG as a data URI, or why it could not be drawn."""
-    from heta_nb.plots import draw_svg
-
     svg, problem = draw_svg(draw)
     if svg is None:
         return {"data_uri": "", "alt": caption, "caption": f"{caption}: not drawn ({problem})"}
@@ -142,11 +149,6 @@ def _manifest_block(title: str, value: Any, limit: int) -> dict[str, Any]:
 
 
 def _report_document(report: EvaluationReport, limits: ExportLimits, title: str | None) -> str:
-    from markupsafe import Markup
-
-    from heta_nb.render import RenderLimits, render_report_html
-    from heta_nb.render.env import environment
-
     fragment = render_report_html(
         report, RenderLimits(max_cases_per_mode=limits.cases_per_mode, max_details=limits.details)
     )
@@ -172,24 +174,131 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         _manifest_block("Run metadata", data["metadata"], limits.manifest_chars),
     ]
     explorer = report_explorer_data(report, limits)
-    template = environment().get_template("standalone.html.j2")
-    return template.render(
+    return _document(
         title=title or f"heta_nb report {report.report_id} · {report.benchmark.key}",
-        version=__version__,
-        exported_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        fragment=Markup(fragment),
+        fragment=fragment,
         figures=_figures(report, limits),
         explorer=explorer,
-        explorer_rows=len(explorer["rows"]),
         explorer_noun="case results",
         data_id="heta-explorer-" + hashlib.sha1(report.report_id.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         facts=facts,
         manifests=manifests,
-        explorer_js=Markup(asset("explorer.js")),
     )
 
 
-def asset(name: str) -> str:
+def comparison_explorer_data(comparison: Comparison, limits: ExportLimits) -> dict[str, Any]:
+    """Rows (one per aligned case and metric) and column specs of a comparison's explorer."""
+    frame = comparison.cases_frame()
+    columns = [{"key": str(c), "label": str(c)} for c in frame.columns]
+    rows = []
+    for record in frame.to_dict("records"):
+        row = {}
+        for key, value in record.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                value = None
+            elif isinstance(value, str):
+                value = shorten(value, limits.text_chars)
+            elif hasattr(value, "item"):
+                value = value.item()
+            row[str(key)] = value
+        row.setdefault("mode", row.get("metric"))
+        row.setdefault("status", "ok")
+        rows.append(row)
+    # The mode filter selects a metric: its options are clipped exactly as the rows' metric
+    # cells are, or a metric name longer than ``text_chars`` would match no row at all.
+    metric_options = list(dict.fromkeys(shorten(metric, limits.text_chars) for metric in comparison.metrics))
+    return {"columns": columns, "rows": rows, "modes": metric_options, "metrics": []}
+
+
+def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[dict[str, str]]:
+    figures = []
+    for name in comparison.systems:
+        if name == comparison.baseline:
+            continue
+        for metric in list(comparison.metrics)[: max(1, limits.figures // 2)]:
+            figures.append(
+                _figure_entry(
+                    f"{metric}: {name} against {comparison.baseline}, case by case",
+                    functools.partial(comparison.plot_paired, metric, system=name),
+                )
+            )
+            figures.append(
+                _figure_entry(
+                    f"{metric}: per-case differences {name} − {comparison.baseline}",
+                    functools.partial(comparison.plot_deltas, metric, system=name),
+                )
+            )
+    return figures
+
+
+def _comparison_document(comparison: Comparison, limits: ExportLimits, title: str | None) -> str:
+    figures = _comparison_figures(comparison, limits)
+    explorer = comparison_explorer_data(comparison, limits)
+    facts = [
+        ("systems", ", ".join(comparison.systems)),
+        ("baseline", comparison.baseline),
+        ("exported by", f"heta_nb {__version__}"),
+    ]
+    return _document(
+        title=title or f"heta_nb comparison · {', '.join(comparison.systems)}",
+        fragment=render_comparison_html(comparison),
+        figures=figures,
+        explorer=explorer,
+        explorer_noun="aligned case × metric rows (the mode filter selects a metric)",
+        data_id="heta-explorer-" + comparison_id(comparison),
+        facts=facts,
+        manifests=[],
+    )
+
+
+def _document(
+    *,
+    title: str,
+    fragment: str,
+    figures: list[dict[str, str]],
+    explorer: dict[str, Any],
+    explorer_noun: str,
+    data_id: str,
+    facts: list[tuple[str, str]],
+    manifests: list[dict[str, Any]],
+) -> str:
+    """The standalone page (``standalone.html.j2``) around a static view: of a report or a comparison.
+
+    Args:
+        title: the document title.
+        fragment: the static view (HTML made by :mod:`heta_nb.render`).
+        figures: :func:`_figure_entry` dicts.
+        explorer: the explorer's ``columns``, ``rows``, ``modes`` and ``metrics``.
+        explorer_noun: what one explorer row is, after its count.
+        data_id: the id of the explorer's JSON payload.
+        facts: ``(label, value)`` pairs that trace the export.
+        manifests: :func:`_manifest_block` dicts.
+
+    Returns:
+        The HTML text.
+    """
+    return (
+        environment()
+        .get_template("standalone.html.j2")
+        .render(
+            title=title,
+            version=__version__,
+            exported_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            fragment=Markup(fragment),
+            figures=figures,
+            explorer=explorer,
+            explorer_rows=len(explorer["rows"]),
+            explorer_noun=explorer_noun,
+            data_id=data_id,
+            facts=facts,
+            manifests=manifests,
+            explorer_js=Markup(_asset("explorer.js")),
+        )
+    )
+
+
+def _asset(name: str) -> str:
+    """A file of ``render/assets`` (the explorer's script)."""
     return (resources.files("heta_nb") / "render" / "assets" / name).read_text(encoding="utf-8")
 
 
@@ -217,9 +326,7 @@ def to_html(
     from heta_nb.comparison import Comparison
 
     if isinstance(obj, Comparison):
-        from heta_nb.render.comparison import comparison_document
-
-        html = comparison_document(obj, limits=limits, title=title)
+        html = _comparison_document(obj, limits, title)
     else:
         from heta_nb.model.io import load_report
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from heta_nb._util.unicode import valid_text
-from heta_nb.model.report import EvaluationReport
+from heta_nb.model import EvaluationReport
 
 __all__ = [
     "FigureView",
@@ -56,7 +56,7 @@ class FigureView:
 
 
 def _figure(draw: Callable[[], Any], caption: str) -> FigureView:
-    from heta_nb.plots import draw_svg
+    from heta_nb.render.figures import draw_svg
 
     svg, problem = draw_svg(draw)
     return FigureView(svg, caption if svg is not None else f"{caption}: not drawn ({problem})")
@@ -210,7 +210,7 @@ def comparison_figure(comparison: Any, kind: str, metric: str, system: str | Non
 
 
 def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) -> None:
-    from heta_nb.comparison import p_text
+    from heta_nb.stats.format import p_text
 
     rows = comparison.summary_rows()
     holm = comparison.correction == "holm"

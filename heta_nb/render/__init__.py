@@ -7,42 +7,50 @@ external resources, readable with styles stripped (GitHub) and in light or dark 
 
 The model objects' ``_repr_mimebundle_`` methods call :func:`repr_mimebundle` lazily,
 so importing the model never imports Jinja2.
+
+The parts: ``context/`` (one module per view), ``limits`` (:class:`RenderLimits`),
+``env`` (the Jinja2 environment and number formats), ``svg`` (sparklines as data),
+``figures`` (matplotlib figures as SVG/PNG); standalone pages are :mod:`heta_nb.export`'s.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from heta_nb._util.text import shorten
 from heta_nb._util.unicode import valid_text
 from heta_nb.render.context import (
-    RenderLimits,
     benchmark_context,
     build_report_context,
     case_context,
+    comparison_context,
     report_text,
     response_context,
     run_context,
     score_context,
+    widget_context,
 )
 from heta_nb.render.env import environment
+from heta_nb.render.limits import RenderLimits
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_nb.benchmark.types import Benchmark
-    from heta_nb.model.query import QueryResponse
-    from heta_nb.model.report import EvaluationCaseResult, EvaluationReport, EvaluationScore
-    from heta_nb.runner.events import RunState
+    from heta_nb.benchmark import Benchmark
+    from heta_nb.comparison import Comparison
+    from heta_nb.model import EvaluationCaseResult, EvaluationReport, EvaluationScore, QueryResponse
+    from heta_nb.runner.state import RunState
 
 __all__ = [
     "RenderLimits",
     "build_report_context",
     "render_benchmark_html",
     "render_case_html",
+    "render_comparison_html",
     "render_report_html",
     "render_response_html",
     "render_run_html",
     "render_score_html",
+    "render_widget_parts",
     "report_plain_text",
     "repr_mimebundle",
 ]
@@ -55,7 +63,7 @@ def _render(template: str, **context: Any) -> str:
 
 
 def _report(report: EvaluationReport | Mapping[str, Any]) -> EvaluationReport:
-    from heta_nb.model.report import EvaluationReport
+    from heta_nb.model import EvaluationReport
 
     return report if isinstance(report, EvaluationReport) else EvaluationReport.from_dict(report)
 
@@ -108,6 +116,20 @@ def render_run_html(state: RunState, limits: RenderLimits | None = None) -> str:
     return _render("run.html.j2", ctx=run_context(state, limits))
 
 
+def render_comparison_html(comparison: Comparison) -> str:
+    """The static comparison view (scoped CSS, no scripts, safe text)."""
+    return _render("comparison.html.j2", ctx=comparison_context(comparison))
+
+
+def render_widget_parts(state: RunState) -> dict[str, str]:
+    """``{"title", "stats", "build", "means", "errors"}`` HTML strings for the live widget."""
+    module = environment().get_template("widget.html.j2").module
+    context = widget_context(state)
+    return {
+        name: valid_text(str(getattr(module, name)(context))) for name in ("title", "stats", "build", "means", "errors")
+    }
+
+
 def _error_html(exc: BaseException) -> str | None:
     """A short escaped note on why a view failed (None if even that cannot render)."""
     try:
@@ -116,13 +138,9 @@ def _error_html(exc: BaseException) -> str | None:
         return None
 
 
-def _clip_plain(text: str) -> str:
-    return text if len(text) <= _PLAIN_CHARS else text[: _PLAIN_CHARS - 1] + "…"
-
-
 def _safe_repr(obj: Any) -> str:
     try:
-        return _clip_plain(repr(obj))
+        return shorten(repr(obj), _PLAIN_CHARS)
     except Exception:  # noqa: BLE001 - a repr must never raise
         return f"<{type(obj).__name__}>"
 
@@ -132,14 +150,15 @@ def _wanted(mime: str, include: Collection[str] | None, exclude: Collection[str]
 
 
 _VIEWS: dict[str, str] = {
-    "heta_nb.model.report.EvaluationCaseResult": "heta_nb.render:render_case_html",
-    "heta_nb.model.report.EvaluationScore": "heta_nb.render:render_score_html",
-    "heta_nb.model.query.QueryResponse": "heta_nb.render:render_response_html",
-    "heta_nb.benchmark.types.Benchmark": "heta_nb.render:render_benchmark_html",
-    "heta_nb.comparison.Comparison": "heta_nb.render.comparison:render_comparison_html",
-    "heta_nb.runner.handle.EvaluationRun": "heta_nb.render:render_evaluation_run_html",
+    "EvaluationCaseResult": "render_case_html",
+    "EvaluationScore": "render_score_html",
+    "QueryResponse": "render_response_html",
+    "Benchmark": "render_benchmark_html",
+    "Comparison": "render_comparison_html",
+    "EvaluationRun": "render_evaluation_run_html",
 }
-"""Class (module.qualname) -> its HTML view ("module:function"), imported only when used."""
+"""A heta_nb class (its name) -> the name of its HTML view here: a class keeps its view
+wherever in heta_nb it is defined, and a view replaced on this module (a test) is used."""
 
 
 def render_evaluation_run_html(run: Any) -> str:
@@ -149,10 +168,9 @@ def render_evaluation_run_html(run: Any) -> str:
 
 def _view(obj: Any) -> Callable[[Any], str]:
     for cls in type(obj).__mro__:
-        target = _VIEWS.get(f"{cls.__module__}.{cls.__qualname__}")
-        if target is not None:
-            module, name = target.split(":")
-            return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+        name = _VIEWS.get(cls.__qualname__)
+        if name is not None and cls.__module__.startswith("heta_nb."):
+            return globals()[name]  # type: ignore[no-any-return]
     raise TypeError(f"no HTML view for {type(obj).__name__}")
 
 
@@ -169,7 +187,7 @@ def repr_mimebundle(
 
 
 def _mimebundle(obj: Any, include: Collection[str] | None, exclude: Collection[str] | None) -> dict[str, str]:
-    from heta_nb.model.report import EvaluationReport
+    from heta_nb.model import EvaluationReport
 
     want_html = _wanted("text/html", include, exclude)
     if isinstance(obj, EvaluationReport):
@@ -178,7 +196,7 @@ def _mimebundle(obj: Any, include: Collection[str] | None, exclude: Collection[s
             context = build_report_context(obj)
         except Exception as exc:  # noqa: BLE001 - a repr must never raise
             return _with_error({"text/plain": _safe_repr(obj)}, exc, want_html)
-        bundle = {"text/plain": _clip_plain(report_text(context))}
+        bundle = {"text/plain": shorten(report_text(context), _PLAIN_CHARS)}
         if want_html:
             try:
                 bundle["text/html"] = _render("report.html.j2", ctx=context)

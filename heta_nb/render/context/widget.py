@@ -1,15 +1,15 @@
-"""HTML values of the live runner widget, rendered from a :class:`RunState`."""
+"""The render context of the live runner widget's parts, from a :class:`RunState`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from heta_nb._util.unicode import valid_text
-from heta_nb.progress.console import format_duration
-from heta_nb.render.env import environment
-from heta_nb.runner.events import RunState
+from heta_nb._util.text import compact_duration, shorten
 
-__all__ = ["render_widget_parts", "widget_context"]
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_nb.runner.state import RunState
+
+__all__ = ["widget_context"]
 
 _ICONS = {"pending": "·", "running": "⏳", "succeeded": "✓", "failed": "✗", "skipped": "↷"}
 _LABELS = {
@@ -27,16 +27,23 @@ MAX_ERROR_TYPES = 8
 MAX_WARNINGS = 3
 
 
-def _clip(text: str, limit: int = MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _message(text: str) -> str:
+    return shorten(text, MESSAGE_CHARS)
 
 
 def _name(text: str) -> str:
-    return _clip(text, NAME_CHARS)
+    return shorten(text, NAME_CHARS)
 
 
 def widget_context(state: RunState) -> dict[str, Any]:
-    """Plain data for the widget templates."""
+    """Plain data for the widget's templates (``widget.html.j2``).
+
+    Args:
+        state: the run's state.
+
+    Returns:
+        Status, counts, rate, ETA, build steps, running means per mode and recent errors.
+    """
     rate = state.rate
     metrics = list(state.metrics)[:MAX_METRICS]
     rows = []
@@ -62,12 +69,12 @@ def widget_context(state: RunState) -> dict[str, Any]:
         "total": state.total,
         "percent": f"{100 * state.fraction:.0f}%",
         "rate": f"{rate:.1f} cases/s" if rate else "– cases/s",
-        "eta": format_duration(state.eta_s),
-        "elapsed": format_duration(state.elapsed_s),
+        "eta": compact_duration(state.eta_s),
+        "elapsed": compact_duration(state.elapsed_s),
         "errors": state.errors,
         "resumed": state.resumed,
-        "error": _clip(state.error) if state.error else None,
-        "warnings": [_clip(w) for w in state.warnings[-MAX_WARNINGS:]],
+        "error": _message(state.error) if state.error else None,
+        "warnings": [_message(w) for w in state.warnings[-MAX_WARNINGS:]],
         "warnings_more": max(0, len(state.warnings) - MAX_WARNINGS),
         "steps": [
             {"name": _name(name), "status": status, "icon": _ICONS.get(status, "·")}
@@ -79,16 +86,12 @@ def widget_context(state: RunState) -> dict[str, Any]:
         "rows": rows if any(r["done"] for r in rows) else [],
         "by_type": [(_name(name), count) for name, count in by_type],
         "last": [
-            {"mode": _name(mode), "case_id": _name(case_id), "error_type": _name(error_type), "message": _clip(message)}
+            {
+                "mode": _name(mode),
+                "case_id": _name(case_id),
+                "error_type": _name(error_type),
+                "message": _message(message),
+            }
             for mode, case_id, error_type, message in reversed(state.last_errors)
         ],
-    }
-
-
-def render_widget_parts(state: RunState) -> dict[str, str]:
-    """``{"title", "stats", "build", "means", "errors"}`` HTML strings for the widget."""
-    module = environment().get_template("widget.html.j2").module
-    context = widget_context(state)
-    return {
-        name: valid_text(str(getattr(module, name)(context))) for name in ("title", "stats", "build", "means", "errors")
     }

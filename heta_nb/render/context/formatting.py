@@ -1,0 +1,167 @@
+"""Small formatters the render contexts share: latencies, durations, links, element ids,
+one-line descriptions of JSON values and metadata entries (all plain text)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Mapping
+from itertools import islice
+from typing import Any
+from urllib.parse import urlsplit
+
+from heta_nb._util.text import clip, clip_label, shorten
+from heta_nb.render.env import format_number
+from heta_nb.render.limits import RenderLimits
+
+__all__ = [
+    "as_mapping",
+    "clean_id_prefix",
+    "clip_name",
+    "default_id_prefix",
+    "describe",
+    "format_duration",
+    "format_ms",
+    "mapping_entries",
+    "percent",
+    "safe_url",
+]
+
+_BREAKS = re.compile(r"(?<=[_./:])")
+
+
+def clip_name(value: Any, limit: int) -> dict[str, Any]:
+    """Like :func:`~heta_nb._util.text.clip`, plus ``parts``: the text split after ``_ . / :``
+    (line-break hints)."""
+    clipped: dict[str, Any] = clip(value, limit)
+    clipped["parts"] = [part for part in _BREAKS.split(clipped["text"]) if part]
+    return clipped
+
+
+def percent(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as ``12.5%`` (``—`` when ``whole`` is 0)."""
+    return f"{100.0 * part / whole:.1f}%" if whole else "—"
+
+
+def format_ms(value: Any) -> str:
+    """A latency in milliseconds: ``0.03``, ``4.60``, ``12.3``, ``1,204``."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return format_number(value)
+    if abs(value) < 10:
+        return f"{value:.2f}"
+    if abs(value) < 100:
+        return f"{value:.1f}"
+    return f"{value:,.0f}"
+
+
+def format_duration(seconds: Any) -> str:
+    """``0.53 s``, ``42 s``, ``5 min 03 s``, ``2 h 04 min``; ``—`` when unknown."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds):
+        return "—"
+    if seconds < 0:
+        return "−" + format_duration(-seconds)
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        minutes, rest = divmod(int(round(seconds)), 60)
+        return f"{minutes} min {rest:02d} s"
+    hours, rest = divmod(int(round(seconds)) // 60, 60)
+    return f"{hours:,} h {rest:02d} min"
+
+
+def safe_url(value: Any, limit: int = 2000) -> str | None:
+    """``value`` if it is a plain ``http(s)://host/...`` URL worth linking, else None."""
+    if not isinstance(value, str) or not value or len(value) > limit:
+        return None
+    if any(ch.isspace() or ord(ch) < 32 or ch in "\"'<>`\\" for ch in value):
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return value
+
+
+_ID_SAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def default_id_prefix(report_id: str) -> str:
+    """``heta-<10 hex of sha1(report_id)>``: deterministic, valid as an HTML id."""
+    return "heta-" + hashlib.sha1(report_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+def clean_id_prefix(prefix: str) -> str:
+    """A caller's id prefix made valid as an HTML id (``heta-`` added if it does not start with a letter)."""
+    cleaned = _ID_SAFE.sub("-", prefix)[:64].strip("-")
+    return cleaned if cleaned and cleaned[0].isalpha() else "heta-" + cleaned
+
+
+def describe(value: Any, budget: int, depth: int = 0) -> str:
+    """A compact one-line description of a JSON-ish value, at most about ``budget`` chars.
+
+    Lists and mappings are described without walking more than a few items, so a huge
+    or deeply nested metadata value costs nothing.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return format_number(value, 4) if isinstance(value, float) else f"{value:,}"
+    if isinstance(value, str):
+        return shorten(value, budget)
+    if depth >= 2:
+        return "{…}" if isinstance(value, Mapping) else "[…]"
+    if isinstance(value, Mapping):
+        items = ((f"{shorten(key, 40)}: ", item) for key, item in islice(value.items(), 8))
+        return _describe_items(items, len(value), "{}", budget, depth)
+    if isinstance(value, (list, tuple)):
+        return _describe_items((("", item) for item in islice(value, 10)), len(value), "[]", budget, depth)
+    return shorten(type(value).__name__, 40)
+
+
+def _describe_items(items: Iterable[tuple[str, Any]], total: int, brackets: str, budget: int, depth: int) -> str:
+    """``(label, item)`` pairs of a container, described until ``budget`` runs out."""
+    parts = []
+    used = 2
+    for label, item in items:
+        part = label + describe(item, max(budget - used, 8), depth + 1)
+        parts.append(part)
+        used += len(part) + 2
+        if used >= budget:
+            break
+    more = total - len(parts)
+    return brackets[0] + ", ".join(parts) + (f", … +{more:,}" if more > 0 else "") + brackets[1]
+
+
+def mapping_entries(
+    mapping: Any, limits: RenderLimits, *, skip: Iterable[str] = (), value_chars: int | None = None
+) -> dict[str, Any]:
+    """Up to ``max_metadata_items`` entries of a mapping as ``{"entries": [{key, value}], "more": n}``."""
+    if not isinstance(mapping, Mapping):
+        return {"entries": [], "more": 0}
+    skipped = [key for key in skip if key in mapping]
+    chars = value_chars or limits.max_value_chars
+    entries: list[dict[str, str]] = []
+    for key, item in mapping.items():
+        if key in skipped:
+            continue
+        if len(entries) >= limits.max_metadata_items:
+            break
+        entries.append(
+            {
+                "key": clip_label(key, limits.max_key_chars),
+                "value": clip_label(describe(item, chars), chars),
+            }
+        )
+    return {"entries": entries, "more": max(0, len(mapping) - len(skipped) - len(entries))}
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty dict (for fields a report may leave out)."""
+    return value if isinstance(value, Mapping) else {}
