@@ -36,7 +36,7 @@ from typing import Any
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: checkpoints are not locked
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # typeshed has fcntl everywhere
 
 from heta_nb._util.atomic import write_chunks
 from heta_nb.errors import ReportInUseError
@@ -80,7 +80,9 @@ class CheckpointWriter:
         self.store = store
         self.knowledge_base_name, self.report_id = knowledge_base_name, report_id
         self.prefix = report_prefix(knowledge_base_name, report_id)
-        self._backend = store._backend
+        self._backend = store.backend
+        self._local: LocalBackend | None = self._backend if isinstance(self._backend, LocalBackend) else None
+        """The backend when it is a local folder (lines are appended to one locked file)."""
         self._fd: int | None = None
         self._buffer: list[bytes] = []
         """The pieces of the queued lines."""
@@ -88,13 +90,13 @@ class CheckpointWriter:
         """How many lines ``_buffer`` holds."""
         self._part = 0
         self._last_flush = time.monotonic()
-        self.local = isinstance(self._backend, LocalBackend)
+        self.local = self._local is not None
 
     def start(self, header: Mapping[str, Any], *, fresh: bool) -> None:
         """Open the checkpoint; ``fresh`` discards an old one, else lines are added to it."""
         line = (_dumps({"heta_nb_checkpoint": FORMAT, **header}) + "\n").encode("utf-8")
-        if self.local:
-            path = self._backend._path(f"{self.prefix}/{CHECKPOINT_FILE}")  # type: ignore[attr-defined]
+        if self._local is not None:
+            path = self._local.path(f"{self.prefix}/{CHECKPOINT_FILE}")
             path.parent.mkdir(parents=True, exist_ok=True)
             # An unbuffered O_APPEND descriptor: each batch of lines reaches the kernel
             # in one writev() as its cases finish, so it survives the process being killed.
@@ -193,7 +195,7 @@ class CheckpointWriter:
 def checkpoint_exists(store: ReportStore, knowledge_base_name: str, report_id: str) -> bool:
     """Whether an unfinished run left a checkpoint for this report (lines or parts)."""
     prefix = report_prefix(knowledge_base_name, report_id)
-    backend = store._backend
+    backend = store.backend
     return backend.exists(f"{prefix}/{CHECKPOINT_FILE}") or any(
         True for _ in backend.list_prefix(f"{prefix}/{PARTS_DIR}")
     )
@@ -222,7 +224,7 @@ def _ends_a_line(path: Any, size: int) -> bool:
 
 
 def _lines(store: ReportStore, prefix: str) -> Iterator[str]:
-    backend = store._backend
+    backend = store.backend
     blobs: list[bytes] = []
     try:
         blobs.append(backend.read(f"{prefix}/{CHECKPOINT_FILE}"))
@@ -264,7 +266,7 @@ def read_checkpoint(store: ReportStore, knowledge_base_name: str, report_id: str
         wrapped = "result" in data and "unit_id" in data  # format 1
         problems = Problems()
         try:
-            checked = EvaluationCaseResult._check(data["result"] if wrapped else data, "result", problems)
+            checked = EvaluationCaseResult.check_json(data["result"] if wrapped else data, "result", problems)
         except Exception:  # noqa: BLE001 - any damage means: redo this case
             skipped += 1
             continue

@@ -1,26 +1,20 @@
-"""The runner's event stream and the pure ``RunState`` reducer every display uses.
+"""The runner's events: small frozen objects tagged by ``kind``, their JSON form, their delivery.
 
-Events are small frozen objects tagged by ``kind`` (dataclasses, except the case
-batch); ``to_dict``/``event_from_dict`` turn them into JSON lines, so any run can
-be recorded and replayed (the widget tests do exactly that). Finished cases
-arrive in batches (:class:`CasesFinished`, one per event-loop iteration, at most
-32 cases), the moment their checkpoint lines are written: a display then does one
-update per batch, not one per case. ``reduce(state, event)`` folds events into a
-:class:`RunState`: counts, per-mode running means, errors by type, rate and ETA.
-It is pure: same events, same state, no clock (times come from the events
-themselves).
+``to_dict``/``event_from_dict`` turn events into JSON lines (so any run can be recorded
+and replayed); finished cases arrive in batches of at most 32 (:class:`CasesFinished`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal
 
+from heta_nb._util.text import describe_error
 from heta_nb.model.report import EvaluationCaseResult
-from heta_nb.model.summary import EXACT_NUMBERS, numeric_value
+from heta_nb.model.summary import numeric_value
 
 __all__ = [
     "BuildFinished",
@@ -30,17 +24,15 @@ __all__ = [
     "CaseRecord",
     "CasesFinished",
     "Event",
-    "ModeProgress",
     "RunFinished",
     "RunStarted",
-    "RunState",
     "RunStatus",
     "RunWarning",
     "UnitStarted",
     "case_finished",
     "event_from_dict",
-    "reduce",
-    "replay",
+    "subscriber_guard",
+    "to_dict",
 ]
 
 RunStatus = Literal["pending", "running", "complete", "cancelled", "failed"]
@@ -177,6 +169,11 @@ class CasesFinished:
             object.__setattr__(self, "_cases", cases)
         return cases
 
+    @property
+    def records(self) -> tuple[CaseRecord, ...] | None:
+        """The engine's ``(unit_id, result, t)`` per case, or None for a batch built from events."""
+        return self._records
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
@@ -185,7 +182,7 @@ class CasesFinished:
             return NotImplemented
         return self.t == other.t and self.cases == other.cases
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as the frozen dataclasses with a mapping field are
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (CasesFinished, (self.cases, self.t))
@@ -252,7 +249,7 @@ Event = (
 )
 
 _KINDS: dict[str, type[Any]] = {
-    str(cls.kind): cls  # type: ignore[attr-defined]
+    str(cls.kind): cls
     for cls in (
         RunStarted,
         UnitStarted,
@@ -299,285 +296,24 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
             if isinstance(value, list):
                 value = tuple(value)
             values[item.name] = value
-    return cls(**values)  # type: ignore[no-any-return]
+    event: Event = cls(**values)
+    return event
 
 
-# -- state ---------------------------------------------------------------------------
+def subscriber_guard(subscribers: list[Callable[[Event], None]]) -> Callable[[Event], None]:
+    """One emit function calling every subscriber; one that raises is warned about and detached."""
 
+    def emit(event: Event) -> None:
+        for subscriber in list(subscribers):
+            try:
+                subscriber(event)
+            except Exception as exc:  # noqa: BLE001 - a display must never stop the run
+                subscribers.remove(subscriber)
+                warnings.warn(
+                    f"heta_nb: event subscriber {subscriber!r} raised {type(exc).__name__}: {describe_error(exc)}; "
+                    "it was detached",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
 
-@dataclass(frozen=True)
-class ModeProgress:
-    """Running figures of one query mode."""
-
-    done: int = 0
-    errors: int = 0
-    sums: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
-    counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
-
-    def mean(self, metric: str) -> float | None:
-        """Running mean of ``metric`` with Heta's semantics (None before any value)."""
-        count = self.counts.get(metric, 0)
-        return self.sums[metric] / count if count else None
-
-
-@dataclass(frozen=True)
-class RunState:
-    """Everything a progress display shows, derived from the events alone."""
-
-    status: RunStatus = "pending"
-    report_id: str = ""
-    knowledge_base_name: str = ""
-    benchmark: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    modes: tuple[str, ...] = ()
-    metrics: tuple[str, ...] = ()
-    total: int = 0
-    done: int = 0
-    """Results recorded, resumed ones included."""
-    resumed: int = 0
-    errors: int = 0
-    errors_by_type: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
-    last_errors: tuple[tuple[str, str, str, str], ...] = ()
-    """Newest last: ``(mode, case_id, error_type, message)``, at most five."""
-    per_mode: Mapping[str, ModeProgress] = field(default_factory=lambda: MappingProxyType({}))
-    units: int = 0
-    unit_index: int = -1
-    unit_id: str | None = None
-    build_steps: tuple[tuple[str, str], ...] = ()
-    """``(step name, status)`` of the KB being built, in recipe order."""
-    build_status: str | None = None
-    warnings: tuple[str, ...] = ()
-    started_t: float | None = None
-    first_case_t: float | None = None
-    last_t: float = 0.0
-    error: str | None = None
-    report_key: str | None = None
-
-    @property
-    def remaining(self) -> int:
-        """Results still to record."""
-        return max(0, self.total - self.done)
-
-    @property
-    def fraction(self) -> float:
-        """Progress in [0, 1]."""
-        return self.done / self.total if self.total else (1.0 if self.finished else 0.0)
-
-    @property
-    def finished(self) -> bool:
-        """True once the run completed, was cancelled or failed."""
-        return self.status in ("complete", "cancelled", "failed")
-
-    @property
-    def rate(self) -> float | None:
-        """Results per second in this session, measured between the first and the
-        latest finished result (so KB build time does not dilute it)."""
-        fresh = self.done - self.resumed
-        if self.first_case_t is None or fresh < 2:
-            return None
-        elapsed = self.last_t - self.first_case_t
-        return (fresh - 1) / elapsed if elapsed > 0 else None
-
-    @property
-    def eta_s(self) -> float | None:
-        """Seconds until done at the current rate (None until a rate is known)."""
-        rate = self.rate
-        if self.finished:
-            return 0.0
-        return self.remaining / rate if rate else None
-
-    @property
-    def elapsed_s(self) -> float:
-        """Seconds since the run started."""
-        return self.last_t - self.started_t if self.started_t is not None else 0.0
-
-    def mean(self, mode: str, metric: str) -> float | None:
-        """Running mean of one metric in one mode."""
-        progress = self.per_mode.get(mode)
-        return progress.mean(metric) if progress else None
-
-
-def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(mapping)
-
-
-def _replace(state: RunState, **changes: Any) -> RunState:
-    """``dataclasses.replace`` without re-running ``__init__`` (about 10x faster)."""
-    new = object.__new__(RunState)
-    fields = new.__dict__
-    fields.update(state.__dict__)
-    fields.update(changes)
-    return new
-
-
-def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: float) -> RunState:
-    """The state after a run of finished cases: one copy of the state, however many cases.
-
-    ``cases`` holds :class:`CaseFinished` events or the engine's records (read
-    straight from the result's JSON).
-    """
-    per_mode = dict(state.per_mode)
-    modes = state.modes
-    metrics = state.metrics
-    done = state.done
-    errors = state.errors
-    by_type: dict[str, int] | None = None
-    last_errors = state.last_errors
-    # mode -> [done, errors, sums, counts], copied from the state on first use
-    running: dict[str, list[Any]] = {}
-    earliest = t
-    pairs: Iterable[tuple[str, float | None]]
-    failure: tuple[str | None, str, str | None] | None
-    for case in cases:
-        if isinstance(case, tuple):  # an engine record: read the result's JSON
-            data = case[1].raw
-            mode = data["query_mode"]
-            case_t = case[2]
-            scores = data["scores"]
-            pairs = ()
-            error = data["error"]
-            failure = (error["error_type"], data["case_id"], error["message"]) if error is not None else None
-        else:
-            mode = case.mode
-            case_t = case.t
-            scores = ()
-            pairs = case.scores.items()
-            failure = None if case.ok else (case.error_type, case.case_id, case.error_message)
-        figures = running.get(mode)
-        if figures is None:
-            progress = per_mode.get(mode)
-            if progress is None:
-                progress = ModeProgress()
-                if mode not in modes:
-                    modes = (*modes, mode)
-            figures = running[mode] = [progress.done, progress.errors, dict(progress.sums), dict(progress.counts)]
-        figures[0] += 1
-        sums = figures[2]
-        counts = figures[3]
-        for score in scores:  # a record's score JSON; a number adds to a running sum
-            name = score["name"]
-            value = score["value"]
-            if type(value) in EXACT_NUMBERS and name in sums:  # the common case, first
-                try:
-                    sums[name] += value
-                except OverflowError:  # an integer beyond the float range
-                    sums[name] += numeric_value(value)  # type: ignore[operator]
-                counts[name] += 1
-            else:
-                pairs = (*pairs, (name, numeric_value(value)))
-        for name, value in pairs:
-            if value is not None:
-                if name in sums:
-                    sums[name] += value
-                    counts[name] += 1
-                else:
-                    sums[name] = value
-                    counts[name] = 1
-            if name not in metrics:
-                metrics = (*metrics, name)
-        done += 1
-        if failure is not None:
-            figures[1] += 1
-            errors += 1
-            if by_type is None:
-                by_type = dict(state.errors_by_type)
-            error_type = failure[0] or "Error"
-            by_type[error_type] = by_type.get(error_type, 0) + 1
-            last_errors = (*last_errors, (mode, failure[1], error_type, failure[2] or ""))[-5:]
-        if case_t > t:
-            t = case_t
-        elif case_t < earliest:
-            earliest = case_t
-    if not running:
-        return state
-    for mode, (mode_done, mode_errors, sums, counts) in running.items():
-        progress = object.__new__(ModeProgress)
-        progress.__dict__.update(done=mode_done, errors=mode_errors, sums=_frozen(sums), counts=_frozen(counts))
-        per_mode[mode] = progress
-    changes: dict[str, Any] = {
-        "done": done,
-        "per_mode": _frozen(per_mode),
-        "metrics": metrics,
-        "modes": modes,
-        "last_t": max(state.last_t, t),
-        "first_case_t": state.first_case_t if state.first_case_t is not None else earliest,
-    }
-    if by_type is not None:
-        changes.update(errors=errors, errors_by_type=_frozen(by_type), last_errors=last_errors)
-    return _replace(state, **changes)
-
-
-def reduce(state: RunState, event: Event) -> RunState:
-    """The state after ``event`` (pure: ``state`` is not changed)."""
-    replace = _replace
-    kind = event.kind
-    if kind == "cases_finished":
-        assert isinstance(event, CasesFinished)
-        records = event._records
-        return _fold_cases(state, records if records is not None else event.cases, event.t)
-    if kind == "case_finished":
-        assert isinstance(event, CaseFinished)
-        return _fold_cases(state, (event,), event.t)
-    if kind == "run_started":
-        assert isinstance(event, RunStarted)
-        return replace(
-            state,
-            status="running",
-            report_id=event.report_id,
-            knowledge_base_name=event.knowledge_base_name,
-            benchmark=_frozen(dict(event.benchmark)),
-            modes=tuple(event.modes),
-            metrics=tuple(event.evaluators),
-            total=event.total,
-            done=event.resumed,
-            resumed=event.resumed,
-            units=event.units,
-            started_t=event.t,
-            last_t=event.t,
-        )
-    if kind == "unit_started":
-        assert isinstance(event, UnitStarted)
-        return replace(state, unit_index=event.index, unit_id=event.unit_id, last_t=max(state.last_t, event.t))
-    if kind == "build_started":
-        assert isinstance(event, BuildStarted)
-        return replace(
-            state,
-            build_steps=tuple((name, "pending") for name in event.steps),
-            build_status="running",
-            last_t=max(state.last_t, event.t),
-        )
-    if kind == "build_step":
-        assert isinstance(event, BuildStep)
-        steps = list(state.build_steps)
-        if 0 <= event.index < len(steps):
-            steps[event.index] = (steps[event.index][0], event.status)
-        else:
-            steps.append((event.name, event.status))
-        return replace(state, build_steps=tuple(steps), last_t=max(state.last_t, event.t))
-    if kind == "build_finished":
-        assert isinstance(event, BuildFinished)
-        return replace(state, build_status=event.status, last_t=max(state.last_t, event.t))
-    if kind == "warning":
-        assert isinstance(event, RunWarning)
-        return replace(state, warnings=(*state.warnings, event.message), last_t=max(state.last_t, event.t))
-    if kind == "run_finished":
-        assert isinstance(event, RunFinished)
-        return replace(
-            state,
-            status=event.status,
-            error=event.error,
-            report_key=event.report_key,
-            total=event.total,
-            # The run's own totals: a display that missed events (one attached late) catches up.
-            done=max(state.done, event.done),
-            errors=max(state.errors, event.errors),
-            last_t=max(state.last_t, event.t),
-        )
-    return state
-
-
-def replay(events: Iterable[Event], state: RunState | None = None) -> RunState:
-    """Fold a sequence of events into a state."""
-    current = state or RunState()
-    for event in events:
-        current = reduce(current, event)
-    return current
+    return emit

@@ -13,10 +13,13 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
+from heta_nb._util.text import describe_error
 from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
-from heta_nb.runner.engine import Engine, RunConfig, describe, subscriber_guard
-from heta_nb.runner.events import Event, RunFinished, RunState, reduce
+from heta_nb.runner.config import RunConfig
+from heta_nb.runner.engine import Engine
+from heta_nb.runner.events import Event, RunFinished, subscriber_guard
+from heta_nb.runner.state import RunState, reduce
 
 __all__ = ["EvaluationRun"]
 
@@ -27,7 +30,7 @@ _WAIT_SLICE = 0.1
 class EvaluationRun(RichDisplay):
     """A handle on a running (or finished) evaluation.
 
-    ``state`` is the live :class:`~heta_nb.runner.events.RunState`; ``cancel()`` stops
+    ``state`` is the live :class:`~heta_nb.runner.state.RunState`; ``cancel()`` stops
     it and the result is the partial report; ``result(timeout)`` waits for the
     report; ``await run`` works too, on any event loop. Only ``cancel()`` stops the
     run: a wait that ends early (a ``result`` timeout, ``asyncio.wait_for(run, t)``, a
@@ -53,8 +56,8 @@ class EvaluationRun(RichDisplay):
         self._start_lock = threading.Lock()
         self._engine = Engine(config, emit=subscriber_guard(self._subscribers))
         self._thread: threading.Thread | None = None
-        self.report_id = self._engine.report_id
-        self.knowledge_base_name = self._engine.knowledge_base_name
+        self.report_id = self._engine.target.report_id
+        self.knowledge_base_name = self._engine.target.knowledge_base_name
 
     def _track(self, event: Event) -> None:
         with self._lock:
@@ -98,7 +101,7 @@ class EvaluationRun(RichDisplay):
                 total=state.total,
                 errors=state.errors,
                 seconds=seconds,
-                error=f"{type(exc).__name__}: {describe(exc)}",
+                error=f"{type(exc).__name__}: {describe_error(exc)}",
                 t=seconds,
             )
         )

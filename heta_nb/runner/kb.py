@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from heta_nb.evaluators.base import NOT_NUMPY, is_async_callable, numpy_item
+from heta_nb._util.callables import accepted_keywords, is_async_callable
+from heta_nb._util.values import NOT_NUMPY, numpy_item
 from heta_nb.model.json import dict_is_json_object, heta_json_safe
 from heta_nb.model.query import QueryResponse, QueryResult
 
@@ -57,7 +58,8 @@ class KnowledgeBaseAdapter:
             )
         self._target = target
         self.is_async = is_async_callable(target)
-        self._keywords = _accepted_keywords(target)
+        accepted = accepted_keywords(target, _QUERY_KEYWORDS)
+        self._keywords = accepted if accepted is not None else frozenset(_QUERY_KEYWORDS)  # unreadable: try all
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
         name = getattr(kb, "name", None)
@@ -79,7 +81,8 @@ class KnowledgeBaseAdapter:
                 value = manifest()
                 value = value.to_dict() if hasattr(value, "to_dict") else value
                 if isinstance(value, Mapping):
-                    return heta_json_safe(dict(value))  # type: ignore[no-any-return]
+                    safe: dict[str, Any] = heta_json_safe(dict(value))
+                    return safe
             except Exception:  # noqa: BLE001 - a foreign manifest() must not stop the run
                 pass
         return {"name": self.name, "kind": type(self.kb).__name__}
@@ -200,16 +203,6 @@ def _flat_options(options: Mapping[str, Any]) -> bool:
     return True
 
 
-def _accepted_keywords(func: Callable[..., Any]) -> frozenset[str]:
-    try:
-        parameters = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return frozenset(_QUERY_KEYWORDS)
-    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
-        return frozenset(_QUERY_KEYWORDS)
-    return frozenset(name for name in _QUERY_KEYWORDS if name in parameters)
-
-
 # -- responses ------------------------------------------------------------------------
 
 
@@ -237,7 +230,8 @@ def _safe_mapping(value: Any) -> dict[str, Any]:
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            return heta_json_safe({"value": value})  # type: ignore[no-any-return]
+            safe: dict[str, Any] = heta_json_safe({"value": value})
+            return safe
     result: dict[str, Any] = {}
     for key, item in value.items():
         result[key if type(key) is str else str(key)] = item if type(item) in _SCALAR_TYPES else _safe_value(item)

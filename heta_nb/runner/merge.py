@@ -159,7 +159,7 @@ def _warnings(report: EvaluationReport) -> list[str]:
 
 def _unit_kb_names(report: EvaluationReport, run_units: Any) -> list[str]:
     """The KB name of each run unit, in unit order, as a recipe-built run names them."""
-    from heta_nb.benchmark.types import BenchmarkRunUnit
+    from heta_nb.benchmark.records import BenchmarkRunUnit
     from heta_nb.runner.recipe import unit_knowledge_base_name
 
     names = []

@@ -40,12 +40,16 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.optional import require
 from heta_nb.model.json import heta_json_safe
 from heta_nb.runner.events import BuildFinished, BuildStarted, BuildStep, Event, RunWarning
+from heta_nb.runner.kb import KnowledgeBaseAdapter
 from heta_nb.runner.tiktoken_guard import fail_fast_encodings
+
+if TYPE_CHECKING:
+    from heta_nb.runner.sources import BenchmarkSource
 
 __all__ = ["RecipeBuilder", "unit_knowledge_base_name"]
 
@@ -185,6 +189,50 @@ class RecipeBuilder:
             await self.objects.put(key, data)
         return keys
 
+    async def unit_adapter(
+        self,
+        source: BenchmarkSource,
+        unit: Any,
+        *,
+        first: bool,
+        name: str,
+        modes: Sequence[str],
+        threads: int,
+        build: bool,
+    ) -> tuple[list[str], KnowledgeBaseAdapter | None]:
+        """Write a run unit's documents, then build its KB (when ``build``: it has cases to query).
+
+        Args:
+            source: the benchmark.
+            unit: the run unit.
+            first: it is the run's first unit (then the store is checked for foreign documents).
+            name: the unit's KB name (see :func:`unit_knowledge_base_name`).
+            modes: the run's query modes (those the KB lacks are warned about).
+            threads: the KB adapter's thread pool size.
+            build: build the KB (else only write the documents).
+
+        Returns:
+            The documents' raw keys, and the built KB ready to query (None when not built).
+        """
+        if first:
+            await self.check_contamination(source.raw_keys())
+        keys = await self.write_documents(source.manifest, source.unit_documents(unit))
+        if not build:
+            return keys, None
+        kb = await self.build(unit=unit, name=name, document_keys=keys)
+        adapter = KnowledgeBaseAdapter(kb, threads=threads)
+        available = adapter.available_modes
+        if available is not None and str(getattr(getattr(kb, "run_record", None), "status", "")) != "failed":
+            # (a failed build has no modes at all; its build_failed warning says why)
+            missing = [m for m in modes if m not in available]
+            if missing:
+                message = (
+                    f"mode(s) {missing} not available in {name!r} "
+                    f"(available: {', '.join(sorted(available))}); their cases will be errors"
+                )
+                self.emit(RunWarning(code="unknown_mode", message=message, t=self.clock()))
+        return keys, adapter
+
     async def build(self, *, unit: Any, name: str, document_keys: Sequence[str]) -> Any:
         """Build (or reuse) the KB of one unit, reporting every step."""
         kb_module = require("heta_framework.kb", extra="heta", purpose="building a KB from a recipe")
@@ -217,7 +265,7 @@ class RecipeBuilder:
 
         base_builder = builder_module.KnowledgeBaseBuilder
 
-        class ProgressBuilder(base_builder):  # type: ignore[misc, valid-type]
+        class ProgressBuilder(base_builder):  # type: ignore[misc, valid-type]  # Heta's class, imported at run time
             async def build(self, recipe: Any, *, run_state: Any = None, **kwargs: Any) -> Any:
                 if run_state is None:  # a rebuild: an in-memory state, so the steps are reported too
                     state_module = require("heta_framework.kb.state", extra="heta", purpose="building a KB")
@@ -384,7 +432,7 @@ class RecipeBuilder:
 
 def _with_query_engines(kb: Any, registry: Any) -> Any:
     if dataclasses.is_dataclass(kb) and not isinstance(kb, type):
-        return dataclasses.replace(kb, query_engines=registry)  # type: ignore[type-var]
+        return dataclasses.replace(kb, query_engines=registry)
     return type(kb)(
         name=kb.name,
         description=kb.description,

@@ -91,7 +91,7 @@ def _workspace(root: Any) -> Any:
 async def load_source(benchmark: Any, *, workspace: Any = None) -> BenchmarkSource:
     """Gather everything the engine needs from ``benchmark`` (see the module docstring)."""
     if isinstance(benchmark, (str, os.PathLike)):
-        from heta_nb.benchmark.loaders import load_benchmark
+        from heta_nb.benchmark.load import load_benchmark
 
         benchmark = load_benchmark(benchmark)
     if isinstance(benchmark, Benchmark):

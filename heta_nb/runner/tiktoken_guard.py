@@ -23,6 +23,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from heta_nb._util.text import describe_error
+
 __all__ = ["EncodingUnavailableError", "fail_fast_encodings"]
 
 
@@ -39,17 +41,6 @@ _failed: dict[str, str] = {}
 _listeners: list[Callable[[str, str], object]] = []
 
 
-def _describe(exc: BaseException) -> str:
-    try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - a broken __str__
-        text = ""
-    text = " ".join(text.split())
-    if len(text) > 90:
-        text = text[:89] + "\u2026"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 def _get_encoding(encoding_name: str) -> Any:
     """``tiktoken.get_encoding``, failing at once for an encoding that failed in this build."""
     reason = _failed.get(encoding_name)
@@ -61,7 +52,7 @@ def _get_encoding(encoding_name: str) -> Any:
     except Exception as exc:
         if not _builds:  # outside a build (someone kept this function): plain tiktoken
             raise
-        reason = _describe(exc)
+        reason = describe_error(exc, 90, with_type=True)
         with _lock:
             first = encoding_name not in _failed
             _failed.setdefault(encoding_name, reason)
