@@ -16,6 +16,8 @@ from typing import Any
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from heta_nb._util.text import describe_error
+
 __all__ = ["HetaMagics", "load_ipython_extension", "unload_ipython_extension"]
 
 HETA_TYPES: tuple[tuple[str, str, str], ...] = (
@@ -118,7 +120,7 @@ class HetaMagics(Magics):
         try:
             return resolve_report(_unquote(args.source), store=args.store)
         except (HetaNbError, ValueError, OSError) as exc:
-            _error(str(exc))
+            _error(describe_error(exc))
 
     @magic_arguments()
     @argument("store", nargs="?", default=".", help="report store: a folder or fsspec URL (default: .)")
@@ -134,7 +136,7 @@ class HetaMagics(Magics):
         try:
             return ReportStore(_unquote(args.store)).list()
         except (HetaNbError, ValueError, OSError) as exc:
-            _error(str(exc))
+            _error(describe_error(exc))
 
     @magic_arguments()
     @argument("reports", nargs="+", help="reports (variables, paths, URLs or STORE:KB/ID) to compare")
@@ -154,7 +156,7 @@ class HetaMagics(Magics):
             reports = [self._report(item) for item in args.reports]
             return compare(*reports, names=_split(args.names), modes=_split(args.modes), metrics=_split(args.metrics))
         except (HetaNbError, ValueError, KeyError, OSError) as exc:
-            _error(str(exc))
+            _error(describe_error(exc))
 
     @magic_arguments()
     @argument("obj", help="a report or comparison (variable name, path or STORE:KB/ID)")
@@ -180,7 +182,7 @@ class HetaMagics(Magics):
             print(f"wrote {path}")
             return None
         except (HetaNbError, ValueError, OSError) as exc:
-            _error(str(exc))
+            _error(describe_error(exc))
 
     # -- helpers -----------------------------------------------------------------------
     def _report(self, text: str) -> Any:

@@ -8,12 +8,10 @@ metrics mean something, and evaluate both on the benchmark.
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from heta_nb.benchmark import Benchmark
+from heta_nb.demo.settings import DATA, DEMO_EVALUATORS, DEMO_MODES, RECIPE_CHUNKS, load_benchmark
 
 __all__ = [
     "DATA",
@@ -25,21 +23,6 @@ __all__ = [
     "recipes",
     "run_demo",
 ]
-
-DATA = Path(str(resources.files("heta_nb") / "demo" / "data"))
-"""Folder of the bundled benchmark (Heta's JSONL layout plus ``manifest.json``)."""
-
-DEMO_MODES = ("full_text_search", "extractive_answer")
-DEMO_EVALUATORS = ("evidence_recall@5", "recall@5", "ndcg@5", "mrr@5", "answer_contains", "answer_f1")
-RECIPE_CHUNKS = {"small-chunks": (160, 20), "large-chunks": (700, 60)}
-"""Recipe name -> (chunk size in characters, overlap)."""
-
-
-def load_benchmark() -> Benchmark:
-    """The Saltmarsh Isles benchmark: 80 fictional documents, 95 multi-hop QA cases."""
-    from heta_nb.benchmark.loaders import load_benchmark as load
-
-    return load(DATA)
 
 
 def recipes(root: str | Path) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from heta_nb.demo import DEMO_EVALUATORS, DEMO_MODES, RECIPE_CHUNKS, load_benchmark
+from heta_nb.demo.settings import DEMO_EVALUATORS, DEMO_MODES, RECIPE_CHUNKS, load_benchmark
 
 __all__ = ["DemoResult", "run_demo"]
 

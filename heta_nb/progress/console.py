@@ -12,21 +12,11 @@ import time
 from collections.abc import Callable
 from typing import IO
 
-from heta_nb.runner.events import BuildFinished, BuildStep, Event, RunState, RunWarning, reduce
+from heta_nb._util.text import compact_duration
+from heta_nb.runner.events import BuildFinished, BuildStep, Event, RunWarning
+from heta_nb.runner.state import RunState, reduce
 
-__all__ = ["ConsoleProgress", "format_duration", "format_state_line"]
-
-
-def format_duration(seconds: float | None) -> str:
-    """``"1h02m"``, ``"3m07s"``, ``"12s"``, or ``"?"``."""
-    if seconds is None:
-        return "?"
-    seconds = max(0, int(round(seconds)))
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"
+__all__ = ["ConsoleProgress", "format_state_line"]
 
 
 def format_state_line(state: RunState) -> str:
@@ -36,7 +26,7 @@ def format_state_line(state: RunState) -> str:
     parts = [
         f"{state.done:,}/{state.total:,} ({percent:.0f}%)",
         f"{rate:.1f}/s" if rate else "-/s",
-        f"ETA {format_duration(state.eta_s)}",
+        f"ETA {compact_duration(state.eta_s)}",
         f"errors {state.errors}",
     ]
     if state.build_status == "running":
@@ -108,7 +98,7 @@ class ConsoleProgress:
                 self._end_line()
                 self._print(
                     f"heta_nb: {self.state.status}: {self.state.done:,}/{self.state.total:,} results, "
-                    f"{self.state.errors} errors, {format_duration(self.state.elapsed_s)}"
+                    f"{self.state.errors} errors, {compact_duration(self.state.elapsed_s)}"
                     + (f" ({self.state.error})" if self.state.error else "")
                 )
                 return

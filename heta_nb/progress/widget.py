@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from heta_nb._util.throttle import Scheduler, Throttle, thread_timer
-from heta_nb.runner.events import Event, RunState, reduce
+from heta_nb.runner.events import Event
+from heta_nb.runner.state import RunState, reduce
 
 __all__ = ["RunWidget"]
 
@@ -123,7 +124,7 @@ class RunWidget:
                     return  # a newer running state comes with its own (throttled) flush
 
     def _draw(self, state: RunState) -> None:
-        from heta_nb.render.widget import render_widget_parts
+        from heta_nb.render import render_widget_parts
 
         parts = render_widget_parts(state)
         total = max(1, state.total)

@@ -1,0 +1,163 @@
+"""What the commands share: loading a REPORT argument, printing, and writing outputs safely.
+
+No command replaces an existing file without ``--force``, nor ever an input report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from heta_nb.cli.args import UsageError
+from heta_nb.errors import HetaNbError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from heta_nb.model import EvaluationReport
+
+__all__ = [
+    "HTML_SUFFIXES",
+    "check_output",
+    "check_suffix",
+    "exists_error",
+    "note",
+    "out",
+    "report",
+    "silence_stdout",
+    "write_notebook",
+    "writing",
+]
+
+
+def report(text: str) -> EvaluationReport:
+    """The report a REPORT argument names (a path, a URL or ``STORE:KB[/ID]``)."""
+    from heta_nb.store.locate import resolve_report
+
+    return resolve_report(text)
+
+
+HTML_SUFFIXES = (".html", ".htm")
+
+
+def check_suffix(output: str, allowed: Sequence[str], command: str) -> None:
+    """Refuse an output whose extension belongs to the other export format."""
+    suffix = Path(output).suffix.lower()
+    if command == "html" and suffix == ".ipynb":
+        raise UsageError(f"{output}: html writes an HTML page; use `heta-nb notebook` for a .ipynb file")
+    if command == "notebook" and suffix in HTML_SUFFIXES:
+        raise UsageError(f"{output}: notebook writes a .ipynb file; use `heta-nb html` for an HTML page")
+    if command == "compare" and suffix not in allowed:
+        shown = suffix or "(none)"
+        raise UsageError(f"{output}: unknown export format {shown!r}; use {', '.join(allowed[:-1])} or {allowed[-1]}")
+
+
+def out(text: str) -> None:
+    """Print the command's product to stdout; a closed or full stdout is an error, not silence."""
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, "is closed; nothing can be printed", "stdout")
+    _print(text)
+
+
+def note(text: str) -> None:
+    """Print a status line (``wrote ...``); skipped when stdout is closed."""
+    if sys.stdout is not None:
+        _print(text)
+
+
+def _print(text: str) -> None:
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:  # e.g. stdout on a full disk
+        raise OSError(exc.errno, exc.strerror or str(exc), "stdout") from exc
+
+
+@contextlib.contextmanager
+def writing() -> Iterator[None]:
+    """Say "cannot write" for a file the export could not write (the output or its companion).
+
+    ``write_atomically`` already names that file rather than its hidden temporary file.
+    """
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, HetaNbError) or exc.errno is None or exc.filename is None:
+            raise
+        raise OSError(exc.errno, f"cannot write: {exc.strerror}", exc.filename) from exc
+
+
+def _same_file(a: str | os.PathLike[str], b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def exists_error(path: str | os.PathLike[str]) -> FileExistsError:
+    return FileExistsError(f"{os.fspath(path)}: already exists; --force replaces it")
+
+
+def check_output(
+    output: str, *, force: bool, inputs: Sequence[str] = (), example: str = "report.html", reports: Sequence[Any] = ()
+) -> None:
+    """Refuse to write over an input report, or over any existing file without --force."""
+    from heta_nb.model.io import local_report_file
+
+    if os.path.isdir(output):
+        raise IsADirectoryError(f"{output}: is a folder; give the file to write (e.g. {os.path.join(output, example)})")
+    files = [*filter(None, map(local_report_file, inputs)), *_stored_files(inputs, reports)]
+    for item in files:
+        if _same_file(item, output):
+            raise FileExistsError(f"{output}: is the input report; not replacing it (even with --force)")
+    if not force and os.path.lexists(output):
+        raise exists_error(output)
+
+
+def _stored_files(inputs: Sequence[str], reports: Sequence[Any]) -> list[Path]:
+    """The files of reports named as ``STORE:KB[/ID]`` in a local store."""
+    from heta_nb.model.io import local_path
+    from heta_nb.store import report_key
+    from heta_nb.store.locate import split_store_reference
+
+    files = []
+    for text, report in zip(inputs, reports):
+        reference = split_store_reference(text)
+        root = local_path(reference[0]) if reference else None
+        if root is None:
+            continue
+        for key in (report.report_key, _safe_key(report_key, report.knowledge_base_name, report.report_id)):
+            if key:
+                files.append(root / key)
+    return files
+
+
+def _safe_key(report_key: Any, kb: str, report_id: str) -> str | None:
+    try:
+        return str(report_key(kb, report_id))
+    except ValueError:  # a name the store layout cannot hold
+        return None
+
+
+def write_notebook(obj: Any, output: str, *, force: bool, source: Any = None) -> None:
+    from heta_nb.notebook import to_notebook
+
+    try:
+        to_notebook(obj, output, source=source, overwrite=force)
+    except FileExistsError as exc:  # overwrite=False refused the notebook or its companion
+        if isinstance(exc, HetaNbError) or exc.filename is None:
+            raise
+        raise exists_error(exc.filename) from None
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (captured in tests)
+        pass
