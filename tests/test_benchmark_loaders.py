@@ -23,7 +23,8 @@ from heta_nb.benchmark import (
     load_jsonl_benchmark,
     load_multihop_rag,
 )
-from heta_nb.benchmark.loaders import beir_document_id, multihop_rag_article_id
+from heta_nb.benchmark.formats.beir import beir_document_id
+from heta_nb.benchmark.formats.multihop_rag import multihop_rag_article_id
 from heta_nb.errors import BenchmarkFormatError
 from heta_nb.model import BenchmarkManifest
 

@@ -189,7 +189,7 @@ def test_data_errors_are_one_line(
     def broken(text: str) -> None:
         raise error
 
-    monkeypatch.setattr("heta_nb.cli._report", broken)
+    monkeypatch.setattr("heta_nb.cli.output.report", broken)
     assert main(["show", str(NORMAL)]) == 1
     _one_error_line(capsys.readouterr().err, type(error).__name__, str(error))
     assert main(["--debug", "show", str(NORMAL)]) == 1
@@ -198,5 +198,5 @@ def test_data_errors_are_one_line(
     def interrupted(text: str) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("heta_nb.cli._report", interrupted)
+    monkeypatch.setattr("heta_nb.cli.output.report", interrupted)
     assert main(["show", str(NORMAL)]) == 130

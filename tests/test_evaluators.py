@@ -11,7 +11,7 @@ from helpers import FIXTURES, REPORT_FILES, heta_available, requires_heta
 
 import heta_nb
 from heta_nb.benchmark import BenchmarkCase, BenchmarkEvidence, BenchmarkExpected
-from heta_nb.benchmark.loaders import load_beir
+from heta_nb.benchmark.formats.beir import load_beir
 from heta_nb.evaluators import FunctionEvaluator, PreparedEvaluator, as_evaluator, as_score, get
 from heta_nb.evaluators.answers import token_f1
 from heta_nb.evaluators.documents import judgements, ranked_document_ids, result_document_ids

@@ -145,7 +145,8 @@ def test_the_page_shows_lone_surrogates_as_replacement_characters(tmp_path: Path
 
 
 def test_tex_in_names_is_shown_literally() -> None:
-    from heta_nb.plots import figure_to_svg, plot_metric_summary, plot_scores
+    from heta_nb.plots import plot_metric_summary, plot_scores
+    from heta_nb.render.figures import figure_to_svg
 
     report = _report(_tex_names)
     ax = plot_scores(report, r"recall $\alpha_$")
@@ -177,7 +178,8 @@ def test_names_matplotlib_has_no_glyph_for_give_no_warnings_in_a_page() -> None:
 
 
 def test_infinite_means_are_left_out_of_the_summary_plot_and_said_so() -> None:
-    from heta_nb.plots import figure_to_svg, plot_metric_summary
+    from heta_nb.plots import plot_metric_summary
+    from heta_nb.render.figures import figure_to_svg
 
     ax = plot_metric_summary(_report(_infinite_scores))
     assert "not finite" in ax.get_title()

@@ -17,7 +17,7 @@ from runner_support import exact_kb, toy_benchmark
 import heta_nb
 from heta_nb.progress.console import ConsoleProgress
 from heta_nb.progress.widget import RunWidget
-from heta_nb.render.widget import render_widget_parts
+from heta_nb.render import render_widget_parts
 from heta_nb.runner.events import CaseFinished, RunFinished, RunStarted, RunWarning
 from heta_nb.tables import cases_frame, scores_frame, summary_frame
 
@@ -112,7 +112,7 @@ def test_a_flush_that_read_an_older_state_cannot_leave_it_over_the_final_one() -
 
 
 def _running(state: Any) -> Any:
-    from heta_nb.runner.events import _replace
+    from heta_nb.runner.state import _replace
 
     return _replace(state, status="running", total=5, errors=0, errors_by_type={}, last_errors=())
 

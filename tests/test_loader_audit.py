@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from heta_nb.benchmark import Benchmark, BenchmarkDocument, load_beir, load_benchmark
-from heta_nb.benchmark.loaders import BenchmarkDataWarning
+from heta_nb.benchmark.formats.parsing import BenchmarkDataWarning
 from heta_nb.errors import BenchmarkFormatError
 
 MANIFEST = {"name": "m", "version": "1", "split": "test", "task_type": "qa"}

@@ -14,7 +14,7 @@ from helpers import FIXTURES
 
 import heta_nb
 from heta_nb.benchmark import Benchmark, load_beir, load_benchmark, load_jsonl_benchmark, load_multihop_rag
-from heta_nb.benchmark.loaders import BenchmarkDataWarning
+from heta_nb.benchmark.formats.parsing import BenchmarkDataWarning
 from heta_nb.errors import BenchmarkFormatError, ReportFormatError
 from heta_nb.model import EvaluationCaseResult
 

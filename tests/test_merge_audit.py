@@ -18,7 +18,7 @@ import heta_nb
 from heta_nb.benchmark import Benchmark, BenchmarkRunUnit
 from heta_nb.errors import ReportFormatError
 from heta_nb.runner import EvaluationRun
-from heta_nb.runner.engine import RunConfig
+from heta_nb.runner.config import RunConfig
 
 # what differs between a single run and a merge by nature: times, ids, provenance
 VOLATILE = frozenset(

@@ -25,6 +25,7 @@ import heta_nb.demo  # noqa: E402
 from heta_nb import plots, stats  # noqa: E402
 from heta_nb.model.io import decode_report  # noqa: E402
 from heta_nb.model.json import dumps_compact  # noqa: E402
+from heta_nb.render import figures  # noqa: E402
 from heta_nb.tables.distributions import label_breakdown  # noqa: E402
 from heta_nb.testing import synthetic_report, synthetic_report_dict  # noqa: E402
 
@@ -364,8 +365,8 @@ def test_no_pyplot_figure_and_rcparams_untouched(normal: heta_nb.EvaluationRepor
     for plot in _all_plots(normal, demo_pair):
         ax = plot(None)
         assert isinstance(ax.figure, Figure)
-        plots.figure_to_png(ax.figure)
-        plots.figure_to_svg(ax.figure)
+        figures.figure_to_png(ax.figure)
+        figures.figure_to_svg(ax.figure)
     assert plt.get_fignums() == []
     assert dict(matplotlib.rcParams) == before
 
@@ -379,8 +380,8 @@ NAMESPACES = (
 
 
 def test_svg_is_deterministic_and_self_contained(normal: heta_nb.EvaluationReport) -> None:
-    first = plots.figure_to_svg(plots.plot_scores(normal, "answer_contains").figure)
-    second = plots.figure_to_svg(plots.plot_scores(normal, "answer_contains").figure)
+    first = figures.figure_to_svg(plots.plot_scores(normal, "answer_contains").figure)
+    second = figures.figure_to_svg(plots.plot_scores(normal, "answer_contains").figure)
     assert first == second  # a new figure, drawn the same way, gives the same text
     assert first.lstrip().startswith("<?xml") and "<svg" in first and "answer_contains" not in first.split("<svg")[0]
     assert 'xlink:href="http' not in first and 'href="http' not in first
@@ -394,11 +395,11 @@ def test_svg_is_deterministic_and_self_contained(normal: heta_nb.EvaluationRepor
 
 def test_png_is_deterministic(normal: heta_nb.EvaluationReport) -> None:
     ax = plots.plot_latency(normal)
-    first = plots.figure_to_png(ax.figure)
-    assert first == plots.figure_to_png(ax.figure)
-    assert first == plots.figure_to_png(plots.plot_latency(normal).figure)
+    first = figures.figure_to_png(ax.figure)
+    assert first == figures.figure_to_png(ax.figure)
+    assert first == figures.figure_to_png(plots.plot_latency(normal).figure)
     assert first[:8] == b"\x89PNG\r\n\x1a\n" and b"Software" not in first
-    big = plots.figure_to_png(ax.figure, dpi=200)
+    big = figures.figure_to_png(ax.figure, dpi=200)
     width = int.from_bytes(first[16:20], "big")
     assert int.from_bytes(big[16:20], "big") == pytest.approx(2 * width, rel=0.03)
 
@@ -426,5 +427,5 @@ def test_saving_a_subfigure_saves_its_figure(normal: heta_nb.EvaluationReport) -
     left, right = fig.subfigures(1, 2)
     ax = plots.plot_scores(normal, "answer_contains", ax=right.subplots())
     assert ax.figure is right
-    assert plots.figure_to_png(ax.figure) == plots.figure_to_png(fig)
-    assert plots.figure_to_svg(ax.figure) == plots.figure_to_svg(fig)
+    assert figures.figure_to_png(ax.figure) == figures.figure_to_png(fig)
+    assert figures.figure_to_svg(ax.figure) == figures.figure_to_svg(fig)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import heta_nb
+from heta_nb._util.text import clip
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary
 from heta_nb.render import (
@@ -29,10 +30,11 @@ from heta_nb.render import (
     render_score_html,
     report_plain_text,
 )
-from heta_nb.render.context import case_context, clip, default_id_prefix, safe_url
+from heta_nb.render.context import case_context, default_id_prefix, safe_url
 from heta_nb.render.env import environment, format_count, format_number
 from heta_nb.render.svg import histogram
-from heta_nb.runner.events import CaseFinished, RunFinished, RunStarted, RunWarning, replay
+from heta_nb.runner.events import CaseFinished, RunFinished, RunStarted, RunWarning
+from heta_nb.runner.state import replay
 from heta_nb.testing import synthetic_report
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import heta_nb.render
-from heta_nb.benchmark.types import (
+from heta_nb.benchmark import (
     Benchmark,
     BenchmarkCase,
     BenchmarkDocument,
@@ -40,7 +40,7 @@ from heta_nb.render import (
     render_score_html,
     report_plain_text,
 )
-from heta_nb.runner.events import ModeProgress, RunState
+from heta_nb.runner.state import ModeProgress, RunState
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "heta-0.1.2"
 SIZE_BUDGET = 300 * 1024
@@ -372,7 +372,7 @@ def test_a_broken_renderer_import_still_gives_text(monkeypatch: pytest.MonkeyPat
 
 
 def test_widget_parts_are_inert() -> None:
-    from heta_nb.render.widget import render_widget_parts
+    from heta_nb.render import render_widget_parts
 
     for name, html in render_widget_parts(hostile_state()).items():
         audit(html, probes=False)
@@ -383,7 +383,7 @@ def test_comparison_view_is_inert(report: EvaluationReport) -> None:
     import warnings
 
     from heta_nb.comparison import compare
-    from heta_nb.render.comparison import render_comparison_html
+    from heta_nb.render import render_comparison_html
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -300,7 +300,7 @@ def test_a_run_checkpoints_saves_and_resumes_without_writev(tmp_path: Path, monk
 def test_non_finite_numbers_are_found_whatever_else_the_result_holds(
     values: list[Any], result_scores: list[Any], expected: bool
 ) -> None:
-    from heta_nb.runner.engine import _has_non_finite
+    from heta_nb.runner.encode import has_non_finite as _has_non_finite
 
     data = {
         "scores": [{"name": f"s{i}", "value": v} for i, v in enumerate(values)],
@@ -378,7 +378,7 @@ def test_elapsed_ms_writes_what_hetas_rounding_writes(monkeypatch: pytest.Monkey
     """
     import random
 
-    from heta_nb.runner import engine
+    from heta_nb.runner import case
 
     rng = random.Random(7)
     durations = [k * 5e-7 for k in range(20_000)] + [(2 * k + 1) / 2e6 for k in range(20_000)]
@@ -387,6 +387,6 @@ def test_elapsed_ms_writes_what_hetas_rounding_writes(monkeypatch: pytest.Monkey
     durations += [(a + rng.randrange(10**10) / 1e9) - a for a in start]
     durations += [0.0, 1e-9, 2.5e-7, 86_400.123456, 3 * 86_400.0005]
     clock = iter(durations)
-    monkeypatch.setattr(engine, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(case, "perf_counter", lambda: next(clock))
     for seconds in durations:
-        assert engine._elapsed_ms(0.0) == round(seconds * 1000, 3), seconds
+        assert case._elapsed_ms(0.0) == round(seconds * 1000, 3), seconds

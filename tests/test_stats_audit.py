@@ -19,7 +19,8 @@ import heta_nb
 from heta_nb import stats
 from heta_nb.comparison import Comparison, HetaComparisonWarning, compare, p_text
 from heta_nb.model.report import EvaluationReport
-from heta_nb.render.comparison import comparison_context, render_comparison_html
+from heta_nb.render import render_comparison_html
+from heta_nb.render.context import comparison_context
 from heta_nb.stats.paired import holm, paired_test
 
 # --- real reports ----------------------------------------------------------------------------

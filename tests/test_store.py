@@ -113,7 +113,7 @@ def test_names_windows_cannot_hold_are_refused_there_before_any_write(
     report = synthetic_report(2, report_id=name, knowledge_base_name="kb")
     root = tmp_path / "store"
     ReportStore(root / "posix").save(report)  # elsewhere these are ordinary names
-    monkeypatch.setattr(store_module, "_ON_WINDOWS", True)
+    monkeypatch.setattr("heta_nb.store.local._ON_WINDOWS", True)
     windows = ReportStore(root / "windows")
     with pytest.raises(UnsafeNameError, match=re.escape(problem)):
         windows.save(report)
@@ -206,7 +206,7 @@ def test_listing_uses_sidecars_and_notices_replaced_reports(tmp_path: Path, monk
     store = ReportStore(tmp_path)
     for index in range(5):
         store.save(synthetic_report(3, report_id=f"r{index}", knowledge_base_name="kb"))
-    import heta_nb.store as store_module
+    import heta_nb.store.report_store as store_module
 
     calls = []
     real = store_module.decode_report

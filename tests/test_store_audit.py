@@ -128,14 +128,14 @@ def test_sidecars_written_through_object_stores_are_used(tmp_path: Path) -> None
     """The stamp recorded at save time is the one a listing sees (else every list parses)."""
     from heta_framework.common.stores.object.local import LocalObjectStore
 
-    from heta_nb.store import _decode_summary
+    from heta_nb.store.summary import decode_summary
 
     bucket = f"audit-{uuid.uuid4().hex}"
     for store in (ReportStore(LocalObjectStore(tmp_path)), ReportStore(f"memory://{bucket}")):
         key = store.save(synthetic_report(2, report_id="r", knowledge_base_name="kb"))
         entry = next(e for e in store._backend.list_prefix("_heta") if e.key == key)
         sidecar = store._backend.read(key.replace("report.json", SUMMARY_FILE))
-        assert entry.stamp is not None and _decode_summary(sidecar, entry) is not None, store
+        assert entry.stamp is not None and decode_summary(sidecar, entry) is not None, store
 
 
 # -- 3. the sidecar cannot be written, the report was ----------------------------------
