@@ -172,3 +172,13 @@ def run_toy(**kwargs: Any) -> Any:
     kwargs.setdefault("kb", exact_kb)
     kwargs.setdefault("report_id", "whole")
     return heta_nb.evaluate(kwargs.pop("benchmark", None) or toy_benchmark(), **kwargs)
+
+
+def evaluate_toy(**kwargs: Any) -> Any:
+    """``heta_nb.evaluate`` of the toy benchmark, modes good and poor, no progress (all overridable; pass ``kb``)."""
+    import heta_nb
+
+    kwargs.setdefault("progress", False)
+    kwargs.setdefault("query_modes", ["good", "poor"])
+    kwargs.setdefault("knowledge_base_name", "toy kb")
+    return heta_nb.evaluate(kwargs.pop("benchmark", None) or toy_benchmark(), **kwargs)

@@ -45,19 +45,20 @@ def run_demo(
     Returns:
         The reports by recipe name, the store path and the written files.
     """
-    import heta_nb
+    from heta_nb.api import evaluate
     from heta_nb.demo.heta_recipes import demo_query_engines, demo_recipe
+    from heta_nb.store import ReportStore
 
     out = stream or sys.stdout
     started = time.perf_counter()
     benchmark = load_benchmark()
-    store = heta_nb.ReportStore(store_dir)
+    store = ReportStore(store_dir)
     reports: dict[str, Any] = {}
     scratch = Path(tempfile.mkdtemp(prefix="heta_nb-demo-"))
     try:
         for name, (chunk, overlap) in RECIPE_CHUNKS.items():
             print(f"\n== recipe {name!r}: BM25 over chunks of {chunk} characters (overlap {overlap})", file=out)
-            reports[name] = heta_nb.evaluate(
+            reports[name] = evaluate(
                 benchmark,
                 recipe=demo_recipe(scratch / name, chunk, overlap),
                 query_engines=demo_query_engines(),
@@ -82,18 +83,20 @@ def run_demo(
 
 def _write_outputs(result: DemoResult, output_dir: Path) -> None:
     """comparison.html, report.html and report.ipynb (the first recipe), plus summary CSVs."""
-    import heta_nb
+    from heta_nb.comparison import compare
+    from heta_nb.export import to_html
+    from heta_nb.notebook import to_notebook
 
     output_dir.mkdir(parents=True, exist_ok=True)
     names = list(result.reports)
     # recipes compared in the mode that both retrieves and answers
-    result.comparison = heta_nb.compare(*result.reports.values(), names=names, modes=["extractive_answer"])
-    heta_nb.to_html(result.comparison, output_dir / "comparison.html")
+    result.comparison = compare(*result.reports.values(), names=names, modes=["extractive_answer"])
+    to_html(result.comparison, output_dir / "comparison.html")
     result.outputs["comparison"] = output_dir / "comparison.html"
     first = result.reports[names[0]]
-    heta_nb.to_html(first, output_dir / "report.html")
+    to_html(first, output_dir / "report.html")
     result.outputs["report"] = output_dir / "report.html"
-    heta_nb.to_notebook(first, output_dir / "report.ipynb")
+    to_notebook(first, output_dir / "report.ipynb")
     result.outputs["notebook"] = output_dir / "report.ipynb"
     for name, report in result.reports.items():
         path = output_dir / f"{name}.summary.csv"

@@ -44,7 +44,7 @@ Conventions
   scores are ordered by document id in *descending* lexicographic order (trec_eval
   compares ``strcmp(b, a)``; for UTF-8 strings byte order equals Python's code-point
   order, so ``"é" > "x" > "b" > "a" > "B"`` and ``"d2" > "d10" > "d1"``). Verified
-  against pytrec_eval in ``tests/test_ranking_metrics.py``.
+  against pytrec_eval in ``tests/evaluators/test_documents_vs_ir_measures.py``.
 * Relevance values may be floats here; trec_eval/pytrec_eval only accept integer grades.
 
 Heta's BEIR variants

@@ -1,7 +1,7 @@
 """heta_nb's model of Heta's ``report.json`` (schema_version "1"), field for field.
 
 Pure Python: importing it pulls in no IPython, ipywidgets, pandas, matplotlib or
-Jinja2 (``tests/test_import_hygiene.py`` keeps it that way).
+Jinja2 (``tests/test_architecture.py`` keeps it that way).
 
 Field names, key order, defaults and validation rules follow heta-framework 0.1.2
 (see ``docs/heta-compat`` in the repository, section 1). The records are immutable;
@@ -10,7 +10,7 @@ encoding), ``record`` (the :class:`~heta_nb.model.record.Record` machinery), ``f
 (the kinds of field), ``summary`` (score summaries), ``query``, ``case`` and ``report``
 (the records), ``io`` (loading and encoding).
 
-Where heta_nb is stricter than Heta (``tests/test_model_audit.py`` checks each one).
+Where heta_nb is stricter than Heta (``tests/model/test_validation.py`` checks each one).
 Heta's constructors check text, ``latency_ms < 0`` and ``build_scope`` only; heta_nb also
 keeps to the types Heta declares, on loading and when built, so every consumer can rely
 on them:

@@ -24,8 +24,8 @@ class RunConfig:
     """A run's settings, validated when the config is made (a bad one raises :class:`RunError`).
 
     ``heta_nb.evaluate``, ``evaluate_async`` and ``start`` take the same settings as
-    keyword arguments, documented by the field docstrings below (tests/test_api_docs.py
-    checks them and, with ``HETA_UPDATE_DOCS=1``, rewrites heta_nb/api.py from them).
+    keyword arguments, documented by the field docstrings below (tests/api/test_docs.py
+    checks them and, with ``HETA_UPDATE_DOCS=1``, rewrites heta_nb/api/ from them).
     The fields after ``lint`` are the checked forms the engine reads.
     """
 

@@ -98,7 +98,7 @@ def student_t_ppf(p: float, df: float) -> float:
     """Quantile (inverse CDF) of Student's t distribution.
 
     Computed exactly (inverting the regularized incomplete beta function), not
-    approximated; ``tests/test_stats.py`` checks it against SciPy. Solved by bracketing
+    approximated; ``tests/stats/test_intervals_vs_scipy.py`` checks it against SciPy. Solved by bracketing
     from the normal quantile and bisection refined with Newton steps, to about 1e-13
     absolute.
     """

@@ -25,13 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import FIXTURES
 
 import heta_nb
 from heta_nb.export import export
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "heta-0.1.2"
 
 PAYLOADS = {
     "script": "</script><script>window.__pwned=1</script>",
