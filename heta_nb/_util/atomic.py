@@ -10,19 +10,44 @@ which fails when the target exists, so of two writers creating the same file exa
 one wins and no lock is left behind. Where the file system has no hard links, a
 ``.name.lock`` file created with ``O_EXCL`` serialises the writers; a lock older than
 :data:`STALE_LOCK_S` seconds (left by a crashed writer) is taken over.
+
+A writer killed mid-write (``kill -9``) leaves its ``.name.<8 hex>.tmp`` behind. On
+POSIX each writer holds an ``flock`` on its temporary file until the file is published,
+and the kernel drops that lock when the process dies: :func:`stale_temporaries` finds
+the temporaries of a file that no live writer holds (and that are older than
+:data:`STALE_TEMP_S`), and :func:`remove_stale_temporaries` removes them.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["STALE_LOCK_S", "write_atomically", "write_atomically_stat", "write_chunks"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: temporaries are judged by age alone
+    fcntl = None  # type: ignore[assignment]  # typeshed has fcntl everywhere
+
+__all__ = [
+    "STALE_LOCK_S",
+    "STALE_TEMP_S",
+    "Temporary",
+    "is_temporary_name",
+    "remove_stale_temporaries",
+    "stale_temporaries",
+    "temporaries_of",
+    "temporary_state",
+    "write_atomically",
+    "write_atomically_stat",
+    "write_chunks",
+]
 
 
 _IOV_MAX = 1024
@@ -40,6 +65,12 @@ _CREATE_FLAGS = (
 STALE_LOCK_S = 60.0
 """Age after which the lock of an exclusive write (hard-link-less file systems only) is
 considered left behind by a crashed writer."""
+STALE_TEMP_S = 60.0
+"""Age (since its last write) after which a temporary file that no writer holds locked is
+stale. Where it cannot be told whether a writer holds it (no ``flock``: Windows, some
+network file systems), :data:`UNLOCKABLE_STALE_TEMP_S` instead."""
+UNLOCKABLE_STALE_TEMP_S = 3600.0
+_TEMP_SUFFIX = re.compile(r"\.[0-9a-f]{8}\.tmp")
 
 
 def write_chunks(fd: int, chunks: Sequence[bytes]) -> None:
@@ -125,10 +156,10 @@ def write_atomically_stat(
                 write_chunks(handle.fileno(), data)
             os.fsync(handle.fileno())
             written = os.fstat(handle.fileno())
-        if exclusive:
-            _publish_exclusively(tmp, target)
-        else:
-            os.replace(tmp, target)
+            if not _ON_WINDOWS:  # published while open, so its lock marks it live until then
+                _publish(tmp, target, exclusive)
+        if _ON_WINDOWS:  # (Windows cannot rename an open file)
+            _publish(tmp, target, exclusive)
     except FileExistsError:
         tmp.unlink(missing_ok=True)
         raise
@@ -141,6 +172,13 @@ def write_atomically_stat(
         tmp.unlink(missing_ok=True)
         raise
     return written
+
+
+def _publish(tmp: Path, target: Path, exclusive: bool) -> None:
+    if exclusive:
+        _publish_exclusively(tmp, target)
+    else:
+        os.replace(tmp, target)
 
 
 def _naming(exc: OSError, target: Path) -> OSError:
@@ -168,12 +206,144 @@ def _create_temp(target: Path) -> tuple[int, Path]:
     (``tempfile.mkstemp`` would create it ``0o600``, whatever the umask.)
     """
     for _ in range(100):
-        tmp = target.with_name(f".{_shortened(target.name, 14)}.{secrets.token_hex(4)}.tmp")
+        tmp = target.with_name(f"{_temp_prefix(target.name)}{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(tmp, _CREATE_FLAGS, 0o666), tmp
+            fd = os.open(tmp, _CREATE_FLAGS, 0o666)
         except FileExistsError:
             continue
+        if fcntl is not None:
+            try:  # held until the file is published or this process dies (see stale_temporaries)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # no locks here (ENOLCK): its age alone tells a stale one
+                pass
+        return fd, tmp
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target))
+
+
+def _temp_prefix(name: str) -> str:
+    """What the temporary files of a file called ``name`` start with."""
+    return f".{_shortened(name, 14)}."
+
+
+@dataclass(frozen=True)
+class Temporary:
+    """A temporary file of an atomic write, as :func:`temporaries_of` finds it."""
+
+    path: Path
+    size: int
+    age_s: float
+    """Seconds since it was last written."""
+    stale: bool
+    """No live writer holds it (and it is old enough to be sure): safe to remove."""
+
+
+def temporaries_of(target: str | os.PathLike[str], *, now: float | None = None) -> list[Temporary]:
+    """The temporary files that writes of ``target`` left next to it, live or stale."""
+    path = Path(target)
+    prefix = _temp_prefix(path.name)
+    try:
+        names = os.listdir(path.parent)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = [
+        temporary_state(path.parent / name, now=now)
+        for name in names
+        if name.startswith(prefix) and _TEMP_SUFFIX.fullmatch(name, len(prefix) - 1)
+    ]
+    return sorted((t for t in found if t is not None), key=lambda t: t.path.name)
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether ``name`` is the name of an atomic write's temporary file (``.name.<8 hex>.tmp``)."""
+    return name.startswith(".") and name.endswith(".tmp") and _TEMP_SUFFIX.fullmatch(name, len(name) - 13) is not None
+
+
+def temporary_state(path: str | os.PathLike[str], *, now: float | None = None) -> Temporary | None:
+    """The :class:`Temporary` at ``path`` (None when it is gone or not a regular file)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:  # published meanwhile
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    age = (time.time() if now is None else now) - info.st_mtime
+    return Temporary(Path(path), info.st_size, age, _is_stale(Path(path), age))
+
+
+def stale_temporaries(target: str | os.PathLike[str]) -> list[Path]:
+    """The temporary files of ``target`` that no live writer holds (see the module docstring)."""
+    return [t.path for t in temporaries_of(target) if t.stale]
+
+
+def remove_stale_temporaries(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove the stale temporary files of ``target``; returns those removed.
+
+    Each is removed while this process holds its lock, so a writer that is still
+    alive is never robbed of its file. Failures to remove one are ignored (the next
+    call tries again).
+    """
+    removed = []
+    for path in stale_temporaries(target):
+        fd = _locked(path)
+        if fd is None and fcntl is not None and _lockable(path):
+            continue  # a writer took it meanwhile (cannot happen: names are never reused)
+        try:
+            path.unlink()
+            removed.append(path)
+        except OSError:
+            pass
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
+
+
+def _is_stale(path: Path, age: float) -> bool:
+    """Whether the temporary file at ``path``, last written ``age`` seconds ago, has no live writer."""
+    if age < STALE_TEMP_S:
+        return False
+    if fcntl is None:
+        return age >= UNLOCKABLE_STALE_TEMP_S
+    fd = _locked(path)
+    if fd is not None:
+        os.close(fd)
+        return True
+    return not _lockable(path) and age >= UNLOCKABLE_STALE_TEMP_S
+
+
+def _locked(path: Path) -> int | None:
+    """An open descriptor of ``path`` holding its ``flock``, or None (held by a writer, or no locks)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _lockable(path: Path) -> bool:
+    """False when the file system refuses locks altogether (``ENOLCK``, ``EOPNOTSUPP``...), not just this one."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return True  # gone: nothing to decide
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True  # held: locks work, and a writer is alive
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _shortened(name: str, extra: int) -> str:

@@ -83,6 +83,7 @@ def build_report(
         "trace": config.trace,
         "concurrency": config.concurrency,
         "timeout_s": config.timeout_s,
+        "evaluator_timeout_s": config.evaluator_timeout,
         "retries": config.retries,
         "elapsed_s": tally.elapsed_s,
         "warnings": list(tally.warnings),
@@ -126,10 +127,10 @@ def _manifests(config: RunConfig, target: RunTarget, plan: RunPlan | None) -> tu
     kb_manifest = target.kb_adapter.manifest()
     if not kb_manifest.get("name"):
         kb_manifest["name"] = target.knowledge_base_name
-    recipe = getattr(config.kb, "recipe", None)
     try:
+        recipe = getattr(config.kb, "recipe", None)
         recipe_manifest = dict(recipe.manifest().to_dict()) if recipe is not None else {}
-    except Exception:  # noqa: BLE001 - a foreign recipe object
+    except (Exception, SystemExit, GeneratorExit):  # noqa: BLE001 - a foreign recipe object
         recipe_manifest = {}
     return kb_manifest, recipe_manifest
 

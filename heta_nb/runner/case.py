@@ -12,42 +12,63 @@ from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import Any
 
-from heta_nb._util.text import describe_error
+from heta_nb._util.text import describe_error, shorten
 from heta_nb.evaluators import KEYWORDS, NATIVE, PreparedEvaluator, score_data
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.deadlines import SUPPORTED, Deadlines
-from heta_nb.runner.kb import InvalidResponseError, normalize_response_data
+from heta_nb.runner.kb import ExitRaised, InvalidResponseError, normalize_response_data
+from heta_nb.runner.stalls import blocked_message, blocked_seconds
 
-__all__ = ["CaseRunner", "error_data", "error_score"]
+__all__ = ["EXITS", "CaseRunner", "error_data", "error_score"]
 
 _STRAY_CANCEL = "the {} raised CancelledError, but nothing cancelled this run ({})"
+EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+"""What KB or evaluator code may raise that ``except Exception`` misses: third-party code
+calls ``sys.exit()``; each is recorded as that case's (or score's) error."""
+_KB_FIX = "run blocking code in a thread (asyncio.to_thread) or make `query` a plain function"
+_EVALUATOR_FIX = "run blocking code in a thread (asyncio.to_thread) or keep the evaluator's work short"
 
 
 class CaseRunner:
     """Queries and scores one case × mode at a time with one run's settings.
 
     Args:
-        config: the run's settings (timeout, retries, backoff, retry classes).
+        config: the run's settings (timeouts, retries, backoff, retry classes).
         evaluators: the run's evaluators, called directly (see :class:`PreparedEvaluator`).
         cancelled: whether the run was cancelled (a ``CancelledError`` is then the run's).
+        interrupted: whether the user pressed Ctrl-C during the run (a ``KeyboardInterrupt``
+            is then the user's, not the KB's: see :mod:`heta_nb.runner.interrupts`).
+        warn: records a run warning (``code``, ``message``).
     """
 
     def __init__(
-        self, config: RunConfig, evaluators: Sequence[PreparedEvaluator], cancelled: Callable[[], bool]
+        self,
+        config: RunConfig,
+        evaluators: Sequence[PreparedEvaluator],
+        cancelled: Callable[[], bool],
+        *,
+        interrupted: Callable[[], bool] = lambda: False,
+        warn: Callable[[str, str], None] | None = None,
     ) -> None:
         self.config = config
         self.evaluators = list(evaluators)
         self._cancelled = cancelled
-        self.deadlines: Deadlines | None = None
-        """The watchdog that keeps every query's timeout (Python 3.11+); the engine starts it."""
-        self._wait_for: float | None = None
-        """The timeout through ``asyncio.wait_for`` instead (Python 3.10)."""
-        timeout = config.timeout_s
-        if timeout is not None:
-            if SUPPORTED:
-                self.deadlines = Deadlines(float(timeout))
-            else:  # pragma: no cover - Python 3.10
-                self._wait_for = float(timeout)
+        self._interrupted = interrupted
+        self._warn = warn
+        self._warned_blocked = False
+        timeout, evaluator_timeout = config.timeout_s, config.evaluator_timeout
+        self.deadlines = Deadlines(
+            timeout,
+            evaluator_timeout,
+            monitor=True,
+            warn=None if warn is None else lambda message: warn("loop_monitor", message),
+        )
+        """The watchdog that keeps the timeouts (Python 3.11+) and watches the event loop; the engine starts it."""
+        self._query_timeout = float(timeout) if timeout is not None and SUPPORTED else None
+        self._evaluator_timeout = evaluator_timeout if SUPPORTED else None
+        self._wait_for = float(timeout) if timeout is not None and not SUPPORTED else None
+        """The query timeout through ``asyncio.wait_for`` instead (Python 3.10)."""
+        self._evaluator_wait_for = evaluator_timeout if not SUPPORTED else None
 
     async def run(
         self,
@@ -69,8 +90,8 @@ class CaseRunner:
         """
         c = self.config
         deadlines = self.deadlines
-        if deadlines is not None:
-            due, late, timeout_s = deadlines.due, deadlines.late, deadlines.timeout_s
+        due, late, stalls = deadlines.due, deadlines.late, deadlines.stalls
+        timeout_s = self._query_timeout
         started = perf_counter()
         attempts = 0
         raw: Any = None
@@ -79,17 +100,16 @@ class CaseRunner:
         while True:
             attempts += 1
             retryable = False
-            if deadlines is not None:
+            if timeout_s is not None:
                 due[task] = perf_counter() + timeout_s
             try:
                 if self._wait_for is not None:  # Python 3.10
-                    raw = await asyncio.wait_for(query(case.query), self._wait_for)
+                    raw = await asyncio.wait_for(_guarded(query, case.query, stalls, task), self._wait_for)
                 else:
                     raw = await query(case.query)
                 response = normalize_response_data(raw, mode, safe=False)
-                break
             except asyncio.CancelledError as exc:
-                if deadlines is not None and deadlines.expired(task):
+                if deadlines.expired(task):
                     retryable = True
                     error = _timeout_error(c.timeout_s, attempts)
                 elif self._cancelled() or _cancel_requested(task):
@@ -108,15 +128,30 @@ class CaseRunner:
             except InvalidResponseError as exc:
                 error = error_data(type(exc).__name__, describe_error(exc), False, attempts, exc)
             except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
-                retryable = getattr(exc, "retryable", False) is True or isinstance(exc, c.retry_types)
+                cause = self._escaped(exc)
+                retryable = getattr(cause, "retryable", False) is True or isinstance(cause, c.retry_types)
                 error = error_data(
-                    type(exc).__name__, describe_error(exc) or type(exc).__name__, retryable, attempts, exc
+                    type(cause).__name__, describe_error(cause) or type(cause).__name__, retryable, attempts, cause
                 )
+            except EXITS as exc:  # raised inside the query: sys.exit() in KB code, say
+                self._reraise_unless_raised_here(exc)
+                error = error_data(type(exc).__name__, describe_error(exc) or type(exc).__name__, False, attempts, exc)
             finally:
-                if deadlines is not None:  # Deadlines.disarm, inline
+                if timeout_s is not None:  # Deadlines.disarm, inline
                     due.pop(task, None)
                     if late:
                         deadlines.settle(task)
+            if stalls:
+                record = stalls.pop(task, None)
+                if record is not None:
+                    blocked = blocked_seconds(record, perf_counter(), deadlines.monitor_interval)
+                    if self._blocked_query(blocked, case, mode):
+                        response = None
+                        error = _timeout_error(c.timeout_s, attempts, blocked)
+                        break
+            if response is not None:
+                error = None
+                break
             if retryable and attempts <= c.retries:
                 await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
                 continue
@@ -125,38 +160,68 @@ class CaseRunner:
         scores: list[dict[str, Any]] = []
         failed_evaluators: list[str] | None = None
         if response is not None:
-            error = None
+            evaluator_timeout = self._evaluator_timeout
             for evaluator in self.evaluators:
+                failed = False
                 try:
                     convention = evaluator.convention
                     if convention is NATIVE:  # a built-in: its score's JSON object, as it is
-                        scores.append(evaluator.fn(case, response))
-                        continue
-                    if convention is KEYWORDS:
-                        outcome = evaluator.fn(case=case, response=raw)
+                        data = evaluator.fn(case, response)
                     else:
-                        outcome = evaluator.fn(case, raw)
-                    if evaluator.is_async or inspect.isawaitable(outcome):
-                        outcome = await outcome
-                    data = score_data(outcome, evaluator.name)
-                    if data["name"] != evaluator.name and self._collides(data["name"], scores):
-                        raise ValueError(
-                            f"it returned a score named {data['name']!r}, a name another evaluator's scores have"
-                        )
-                    scores.append(data)
+                        if convention is KEYWORDS:
+                            outcome = evaluator.fn(case=case, response=raw)
+                        else:
+                            outcome = evaluator.fn(case, raw)
+                        if evaluator.is_async or inspect.isawaitable(outcome):
+                            if evaluator_timeout is not None:
+                                due[task] = perf_counter() + evaluator_timeout
+                                try:
+                                    outcome = await outcome
+                                finally:
+                                    due.pop(task, None)  # (a late cancellation is settled below)
+                            elif self._evaluator_wait_for is not None:  # Python 3.10
+                                outcome = await _evaluator_wait_for(outcome, self._evaluator_wait_for, stalls, task)
+                            else:
+                                outcome = await outcome
+                        data = score_data(outcome, evaluator.name)
+                        if data["name"] != evaluator.name and self._collides(data["name"], scores):
+                            raise ValueError(
+                                f"it returned a score named {data['name']!r}, a name another evaluator's scores have"
+                            )
                 except asyncio.CancelledError as exc:
-                    if self._cancelled() or _cancel_requested(task):
+                    failed = True
+                    if deadlines.expired(task):
+                        data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text())
+                    elif self._cancelled() or _cancel_requested(task):
                         raise
-                    if failed_evaluators is None:
-                        failed_evaluators = []
-                    failed_evaluators.append(evaluator.name)
-                    message = _STRAY_CANCEL.format("evaluator", describe_error(exc))
-                    scores.append(error_score(evaluator.name, "CancelledError", message))
+                    else:
+                        message = _STRAY_CANCEL.format("evaluator", describe_error(exc))
+                        data = error_score(evaluator.name, "CancelledError", message)
+                except _EvaluatorTimeout:  # Python 3.10
+                    failed = True
+                    data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text())
                 except Exception as exc:  # noqa: BLE001 - recorded in the score, response kept
+                    failed = True
+                    cause = self._escaped(exc)
+                    data = error_score(evaluator.name, type(cause).__name__, describe_error(cause))
+                except EXITS as exc:  # sys.exit() in evaluator code, say
+                    failed = True
+                    self._reraise_unless_raised_here(exc)
+                    data = error_score(evaluator.name, type(exc).__name__, describe_error(exc) or type(exc).__name__)
+                if late:  # a timeout's cancellation the evaluator swallowed (expired() took a seen one)
+                    deadlines.settle(task)
+                if stalls:
+                    record = stalls.pop(task, None)
+                    if record is not None:
+                        blocked = blocked_seconds(record, perf_counter(), deadlines.monitor_interval)
+                        if self._blocked_evaluator(evaluator.name, blocked, case, mode):
+                            failed = True
+                            data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text(blocked))
+                if failed:
                     if failed_evaluators is None:
                         failed_evaluators = []
                     failed_evaluators.append(evaluator.name)
-                    scores.append(error_score(evaluator.name, type(exc).__name__, describe_error(exc)))
+                scores.append(data)
         latency_ms = _elapsed_ms(started)
         extra: dict[str, Any] = {"case_index": case_index, "query_ms": query_ms, "attempts": attempts}
         if failed_evaluators:
@@ -179,6 +244,141 @@ class CaseRunner:
         """
         return any(e.name == name for e in self.evaluators) or any(s["name"] == name for s in scores)
 
+    def _reraise_unless_raised_here(self, exc: BaseException) -> None:
+        """Re-raise a ``KeyboardInterrupt``, ``SystemExit`` or ``GeneratorExit`` this frame must not record.
+
+        Two are not the callee's to record here: the user's Ctrl-C (the engine's SIGINT
+        handler counted it, see :mod:`heta_nb.runner.interrupts`), and a ``GeneratorExit``
+        that ``close()`` threw into this very coroutine (its traceback starts here; one
+        the KB raised has the KB's frames after this one). That close is either the
+        garbage collector's, or asyncio delivering a ``GeneratorExit`` that a future the
+        KB awaited failed with (``coro.throw`` closes the awaiting coroutines first): the
+        engine's worker, which receives the original next, tells them apart
+        (:meth:`callee_exit`) and records the case.
+        """
+        if isinstance(exc, KeyboardInterrupt) and self._interrupted():
+            raise exc
+        if isinstance(exc, GeneratorExit) and (exc.__traceback__ is None or exc.__traceback__.tb_next is None):
+            raise exc
+
+    def callee_exit(self, exc: BaseException, task: Any) -> bool:
+        """Whether an exit that left :meth:`run` in worker ``task`` came from KB or evaluator code.
+
+        False for the user's Ctrl-C, and for a ``GeneratorExit`` closing ``task``'s
+        coroutine from outside its step (the garbage collector): both must propagate.
+        """
+        if isinstance(exc, KeyboardInterrupt) and self._interrupted():
+            return False
+        if isinstance(exc, GeneratorExit):  # asyncio threw it in (a future failed with it), or a close
+            return _current_task() is task
+        return True
+
+    def exit_result(
+        self, exc: BaseException, unit_id: str, kb_name: str, case_index: int, case: Any, mode: str
+    ) -> dict[str, Any]:
+        """The result of a case whose :meth:`run` ended with ``exc`` from KB or evaluator code."""
+        error = error_data(type(exc).__name__, describe_error(exc) or type(exc).__name__, False, 1, exc)
+        return {
+            "case_id": case.case_id,
+            "query": case.query,
+            "query_mode": mode,
+            "scores": [],
+            "response": None,
+            "latency_ms": 0.0,
+            "error": error,
+            "metadata": {
+                "benchmark_run_unit": unit_id,
+                "knowledge_base_name": kb_name,
+                "heta_nb": {"case_index": case_index, "attempts": 1, "latency_unknown": True},
+            },
+        }
+
+    def _escaped(self, exc: Exception) -> BaseException:
+        """The exit an :class:`ExitRaised` carries (a pool thread's, or a Python 3.10 guard's), else ``exc``."""
+        if isinstance(exc, ExitRaised):
+            if isinstance(exc.original, KeyboardInterrupt) and self._interrupted():
+                raise exc.original
+            return exc.original
+        return exc
+
+    def _warn_blocked(self, message: str) -> None:
+        """Warn about a blocked event loop, once per run."""
+        if not self._warned_blocked and self._warn is not None:
+            self._warned_blocked = True
+            self._warn("blocked_event_loop", message)
+
+    def _blocked_query(self, blocked: float, case: Any, mode: str) -> bool:
+        """The KB's query blocked the loop for ``blocked`` seconds: warn, and say whether that is a timeout."""
+        self._warn_blocked(
+            blocked_message("the KB", blocked, _KB_FIX)
+            + f" (case {shorten(case.case_id, 60)!r}, mode {mode!r}; no other query, timeout or progress update"
+            " ran meanwhile; a query that blocks longer than its timeout is recorded as a timeout)"
+        )
+        timeout = self.config.timeout_s
+        return timeout is not None and blocked > timeout
+
+    def _blocked_evaluator(self, name: str, blocked: float, case: Any, mode: str) -> bool:
+        """Evaluator ``name`` blocked the loop for ``blocked`` seconds: warn, and say whether that is a timeout."""
+        self._warn_blocked(
+            blocked_message(f"evaluator {name!r}", blocked, _EVALUATOR_FIX)
+            + f" (case {shorten(case.case_id, 60)!r}, mode {mode!r})"
+        )
+        limit = self.config.evaluator_timeout
+        return limit is not None and blocked > limit
+
+    def _evaluator_timeout_text(self, blocked: float | None = None) -> str:
+        text = f"evaluator did not finish within {self.config.evaluator_timeout:g} s (evaluator_timeout_s)"
+        if blocked is not None:
+            text += ": " + blocked_message("it", blocked, _EVALUATOR_FIX)
+        return text
+
+
+class _EvaluatorTimeout(Exception):
+    """An evaluator's ``asyncio.wait_for`` timed out (Python 3.10)."""
+
+
+async def _guarded(call: Callable[..., Any], argument: Any, stalls: dict[Any, list[float]], owner: Any) -> Any:
+    """``await call(argument)``, an exit it raises carried by :class:`ExitRaised` (Python 3.10).
+
+    ``asyncio.wait_for`` runs it in a task of its own there, and a ``SystemExit`` leaving
+    a task stops the whole event loop. A block of the event loop recorded against that
+    task is handed to ``owner``, the worker. (The call is made here, in the task: a task
+    cancelled before it starts then leaves no coroutine that was never awaited.)
+    """
+    me = _current_task()
+    try:
+        return await call(argument)
+    except EXITS as exc:
+        if isinstance(exc, GeneratorExit) and _current_task() is not me:
+            raise  # this coroutine is being closed
+        raise ExitRaised(exc) from exc
+    finally:
+        record = stalls.pop(me, None)
+        if record is not None:
+            stalls[owner] = record
+
+
+def _current_task() -> Any:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return None
+
+
+async def _evaluator_wait_for(outcome: Any, timeout: float, stalls: dict[Any, list[float]], owner: Any) -> Any:
+    """An evaluator's awaitable within ``timeout`` seconds (Python 3.10)."""
+    try:
+        return await asyncio.wait_for(_guarded(_awaited, outcome, stalls, owner), timeout)
+    except asyncio.TimeoutError as exc:
+        raise _EvaluatorTimeout from exc
+    finally:
+        if inspect.iscoroutine(outcome) and inspect.getcoroutinestate(outcome) == inspect.CORO_CREATED:
+            outcome.close()  # cancelled before its task started
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
 
 def _cancel_requested(task: Any) -> bool:
     """Whether someone asked ``task`` to stop (always assumed on Python 3.10, which cannot tell)."""
@@ -191,8 +391,14 @@ def _elapsed_ms(started: float) -> float:
     return round((perf_counter() - started) * 1000, 3)
 
 
-def _timeout_error(timeout_s: float | None, attempts: int) -> dict[str, Any]:
-    return error_data("TimeoutError", f"query did not finish within {timeout_s:g} s", True, attempts)
+def _timeout_error(timeout_s: float | None, attempts: int, blocked: float | None = None) -> dict[str, Any]:
+    """A query's timeout; one whose KB blocked the event loop (for ``blocked`` seconds) says so, and is not retried."""
+    message = f"query did not finish within {timeout_s:g} s"
+    if blocked is None:
+        return error_data("TimeoutError", message, True, attempts)
+    error = error_data("TimeoutError", f"{message}: {blocked_message('the KB', blocked, _KB_FIX)}", False, attempts)
+    error["metadata"]["blocked_loop_s"] = round(blocked, 3)
+    return error
 
 
 def error_score(name: Any, error_type: str, message: str) -> dict[str, Any]:

@@ -62,12 +62,21 @@ class RunConfig:
     """queries in flight at once (default 8, as Heta)."""
     timeout_s: float | None = 60.0
     """per-query timeout in seconds (default 60; None: no timeout).
-    Timeouts count as retryable.
-    It covers the KB call only, not the evaluators (an async evaluator that
-    never returns holds its case until ``cancel()``). Python cannot stop a
-    thread: a sync KB that overruns runs on in its thread until it returns
-    (later queries get fresh threads, and the interpreter waits for it at
-    exit), and an async KB that swallows the cancellation is recorded as it
+    Timeouts count as retryable. It covers the KB call only (see
+    ``evaluator_timeout_s``). Python cannot stop a thread: a sync KB that
+    overruns runs on in its thread until it returns (later queries get fresh
+    threads, and the interpreter waits for it at exit); an async KB that
+    swallows the cancellation is recorded as it returns; an async KB that
+    blocks the event loop (``time.sleep`` inside ``async def``) past its
+    timeout is recorded as a timeout that names the cause (not retried), and
+    a warning says so once per run."""
+    evaluator_timeout_s: float | str | None = "timeout_s"
+    """seconds one async evaluator may take for one case; default
+    ``"timeout_s"``: the query's timeout (None: no limit). An evaluator that
+    takes longer is recorded as that score's error (value ``"error"``,
+    ``metadata.error.type`` ``TimeoutError``); the case keeps its response
+    and other scores. A sync evaluator runs on the event loop and cannot be
+    stopped: one that blocks it longer is recorded the same way once it
     returns."""
     retries: int = 2
     """retries for retryable errors (``exc.retryable is True``, timeouts, or
@@ -118,6 +127,8 @@ class RunConfig:
     """``query_modes`` as a tuple of stripped mode names."""
     retry_types: tuple[type[BaseException], ...] = field(init=False, repr=False, compare=False)
     """``retry_on`` as a tuple (one class given alone counts as a tuple of one)."""
+    evaluator_timeout: float | None = field(init=False, repr=False, compare=False)
+    """``evaluator_timeout_s`` as seconds (``"timeout_s"`` resolved)."""
     metadata_json: dict[str, Any] = field(init=False, repr=False, compare=False)
     """``metadata`` as plain JSON (a copy)."""
     query_options_json: dict[str, Any] = field(init=False, repr=False, compare=False)
@@ -149,6 +160,7 @@ class RunConfig:
             isinstance(timeout_s, (int, float)) and not isinstance(timeout_s, bool) and timeout_s > 0
         ):
             raise RunError(f"timeout_s must be a positive number or None, got {timeout_s!r}")
+        object.__setattr__(self, "evaluator_timeout", _evaluator_timeout(self.evaluator_timeout_s, timeout_s))
         backoff_s = self.backoff_s
         if isinstance(backoff_s, bool) or not isinstance(backoff_s, (int, float)) or not 0 <= backoff_s < float("inf"):
             raise RunError(f"backoff_s must be a finite number >= 0, got {backoff_s!r}")
@@ -177,6 +189,17 @@ class RunConfig:
         object.__setattr__(self, "recorded_options", recorded_options(query_options))
         if self.report_id and not self.report_id.strip():
             raise RunError("report_id must not be blank")
+
+
+def _evaluator_timeout(value: float | str | None, timeout_s: float | None) -> float | None:
+    """``evaluator_timeout_s`` in seconds, or a :class:`RunError` saying what is wrong with it."""
+    if isinstance(value, str) and value == "timeout_s":
+        return None if timeout_s is None else float(timeout_s)
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    raise RunError(f'evaluator_timeout_s must be a positive number, None or "timeout_s", got {value!r}')
 
 
 def _modes(query_modes: Sequence[str] | str) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ from typing import Any
 from heta_nb._util.text import describe_error
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 from heta_nb.runner.assemble import RunTally, build_report, save_report, utc_now
-from heta_nb.runner.case import CaseRunner
+from heta_nb.runner.case import EXITS, CaseRunner
 from heta_nb.runner.checkpoint import BATCH_LINES, CheckpointWriter
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.encode import encode_result, unencodable
@@ -45,9 +45,14 @@ from heta_nb.runner.events import (
     RunWarning,
     UnitStarted,
 )
+from heta_nb.runner.interrupts import InterruptWatch
 from heta_nb.runner.plan import CaseTask, ResultKey, RunPlan, RunTarget, make_plan
 
 __all__ = ["Engine"]
+
+BATCH_SECONDS = 0.05
+"""A batch of finished cases is also flushed once its first case is this old: a KB that never
+yields to the event loop (CPU-bound async code) would otherwise hold progress to 32-case steps."""
 
 
 class Engine:
@@ -99,6 +104,8 @@ class Engine:
         self._errors = 0
         self._failure: Exception | None = None
         """What failed in an event-loop callback (see :meth:`_flush_soon`) or a worker."""
+        self.interrupts = InterruptWatch(self.cancel_threadsafe)
+        """The user's Ctrl-C while the run is active on the main thread (``evaluate_async``)."""
 
     # -- events ----------------------------------------------------------------------
     def now(self) -> float:
@@ -142,9 +149,11 @@ class Engine:
         """Run to completion or cancellation; always returns the (possibly partial) report."""
         self._loop = asyncio.get_running_loop()
         self.started_at = utc_now()
+        self.interrupts.install()  # (on the main thread only: see heta_nb.runner.interrupts)
         try:
             return await self._run()
-        finally:  # also after a BaseException from KB code (SystemExit...): never leave the lock held
+        finally:  # also after a BaseException (a second Ctrl-C...): never leave the lock held
+            self.interrupts.uninstall()
             self.release()
 
     def release(self, *, abandoned: bool = False) -> None:
@@ -156,6 +165,8 @@ class Engine:
         collector closes it, it must not try to finish the run on a closed loop.
         """
         self._abandoned = self._abandoned or abandoned
+        if self._cases is not None:
+            self._cases.deadlines.halt()  # the loop monitor thread, if the run left it running
         if self._checkpoint is not None:
             with contextlib.suppress(OSError):
                 self._checkpoint.close()
@@ -220,7 +231,13 @@ class Engine:
             writer.start(plan.header, fresh=not config.resume)
             self._checkpoint = writer
         self.plan = plan  # from here on, a failure still gives a report
-        self._cases = CaseRunner(config, plan.evaluators, cancelled=lambda: self._cancelled)
+        self._cases = CaseRunner(
+            config,
+            plan.evaluators,
+            cancelled=lambda: self._cancelled,
+            interrupted=lambda: self.interrupts.count > 0,
+            warn=self.warn,
+        )
         self.emit(
             RunStarted(
                 report_id=target.report_id,
@@ -275,7 +292,8 @@ class Engine:
         tasks: Iterator[CaseTask] = iter(pending)
         queries = [adapter.caller(mode, top_k=c.top_k, options=c.query_options_json, trace=c.trace) for mode in c.modes]
         assert self._cases is not None
-        run_case = self._cases.run
+        case_runner = self._cases
+        run_case = case_runner.run
         record = self._record
         unit_id = unit.unit_id
 
@@ -284,12 +302,16 @@ class Engine:
             for case_index, case, mode_index, mode in tasks:
                 if self._cancelled:
                     return
-                data, raw = await run_case(task, queries[mode_index], unit_id, kb_name, case_index, case, mode)
+                try:
+                    data, raw = await run_case(task, queries[mode_index], unit_id, kb_name, case_index, case, mode)
+                except EXITS as exc:  # a GeneratorExit a future of the KB failed with (see CaseRunner.run)
+                    if not case_runner.callee_exit(exc, task):
+                        raise
+                    data, raw = case_runner.exit_result(exc, unit_id, kb_name, case_index, case, mode), None
                 record((unit_index, case_index, mode_index), unit_id, data, raw)
 
         deadlines = self._cases.deadlines
-        if deadlines is not None:
-            deadlines.start()
+        deadlines.start()
         self._workers = [asyncio.ensure_future(worker()) for _ in range(min(c.concurrency, len(pending)))]
         try:
             await asyncio.gather(*self._workers)
@@ -304,9 +326,10 @@ class Engine:
                 for task in workers:  # none left running behind a failure
                     task.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
-                if deadlines is not None:
-                    await deadlines.stop()
+                await deadlines.stop()
                 self._flush()
+            else:
+                deadlines.halt()
         if self._failure is not None:
             raise self._failure
 
@@ -317,7 +340,7 @@ class Engine:
         if len(batch) == 1:
             assert self._loop is not None
             self._loop.call_soon(self._flush_soon)  # at the end of this event-loop iteration
-        elif len(batch) >= BATCH_LINES:
+        elif len(batch) >= BATCH_LINES or batch[-1][4] - batch[0][4] >= BATCH_SECONDS:
             self._flush()
 
     def _flush(self) -> None:

@@ -23,11 +23,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from heta_nb._util.callables import accepted_keywords, is_async_callable
+from heta_nb._util.text import describe_error
 from heta_nb._util.values import NOT_NUMPY, numpy_item
 from heta_nb.model.json import dict_is_json_object, heta_json_safe
 from heta_nb.model.query import QueryResponse, QueryResult
+from heta_nb.runner.errors import RunError
 
-__all__ = ["InvalidResponseError", "KnowledgeBaseAdapter", "normalize_response", "normalize_response_data"]
+__all__ = [
+    "ExitRaised",
+    "InvalidResponseError",
+    "KnowledgeBaseAdapter",
+    "kb_attribute",
+    "normalize_response",
+    "normalize_response_data",
+]
 
 _QUERY_KEYWORDS = ("mode", "top_k", "options", "trace")
 _SCALARS = (str, int, float, bool, type(None))
@@ -35,6 +44,34 @@ _SCALARS = (str, int, float, bool, type(None))
 
 class InvalidResponseError(ValueError):
     """The KB returned something that is not a response (recorded per case)."""
+
+
+class ExitRaised(Exception):  # noqa: N818 - it carries an exit, it is not one
+    """A ``KeyboardInterrupt``, ``SystemExit`` or ``GeneratorExit`` raised by KB (or evaluator)
+    code that ran where it must not escape as itself: a pool thread, or a task of its own.
+
+    Carried as an ordinary exception to the case runner, which records ``original``.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(f"{type(original).__name__}: {original}")
+        self.original = original
+
+
+def kb_attribute(kb: Any, name: str, default: Any = None, *, owner: str = "the knowledge base") -> Any:
+    """``getattr(kb, name, default)``; a property that raises becomes a :class:`RunError` naming it.
+
+    Raises:
+        RunError: reading the attribute raised (``SystemExit`` and ``GeneratorExit`` too),
+            e.g. ``the knowledge base (MyKB): reading its attribute 'name' raised RuntimeError: ...``.
+    """
+    try:
+        return getattr(kb, name, default)
+    except (Exception, SystemExit, GeneratorExit) as exc:
+        raise RunError(
+            f"{owner} ({type(kb).__name__}): reading its attribute {name!r} raised "
+            f"{type(exc).__name__}: {describe_error(exc) or '(no message)'}"
+        ) from exc
 
 
 class KnowledgeBaseAdapter:
@@ -48,8 +85,9 @@ class KnowledgeBaseAdapter:
     def __init__(self, kb: Any, *, threads: int = 8) -> None:
         self.kb = kb
         target: Callable[..., Any] | None
-        if callable(getattr(kb, "query", None)):
-            target = kb.query
+        query = kb_attribute(kb, "query")
+        if callable(query):
+            target = query
         elif callable(kb):
             target = kb
         else:
@@ -62,29 +100,29 @@ class KnowledgeBaseAdapter:
         self._keywords = accepted if accepted is not None else frozenset(_QUERY_KEYWORDS)  # unreadable: try all
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
-        name = getattr(kb, "name", None)
+        name = kb_attribute(kb, "name")
         self.name: str | None = name if isinstance(name, str) and name.strip() else None
 
     @property
     def available_modes(self) -> frozenset[str] | None:
         """The KB's ``available_queries`` when it declares them (Heta KBs do)."""
-        modes = getattr(self.kb, "available_queries", None)
+        modes = kb_attribute(self.kb, "available_queries")
         if isinstance(modes, (set, frozenset, list, tuple)):
             return frozenset(str(m) for m in modes)
         return None
 
     def manifest(self) -> dict[str, Any]:
         """``kb.manifest().to_dict()`` when the KB has one (Heta KBs), else a small stub."""
-        manifest = getattr(self.kb, "manifest", None)
-        if callable(manifest):
-            try:
+        try:  # a foreign manifest() must not stop the run, not even with sys.exit()
+            manifest = getattr(self.kb, "manifest", None)
+            if callable(manifest):
                 value = manifest()
                 value = value.to_dict() if hasattr(value, "to_dict") else value
                 if isinstance(value, Mapping):
                     safe: dict[str, Any] = heta_json_safe(dict(value))
                     return safe
-            except Exception:  # noqa: BLE001 - a foreign manifest() must not stop the run
-                pass
+        except (Exception, SystemExit, GeneratorExit):  # noqa: BLE001
+            pass
         return {"name": self.name, "kind": type(self.kb).__name__}
 
     async def query(self, text: str, *, mode: str, top_k: int, options: Mapping[str, Any], trace: bool) -> Any:
@@ -175,14 +213,18 @@ class _RunningCall:
 
 
 def _call_in_thread(call: Callable[[], Any]) -> Any:
-    """``call()`` on a pool thread, with ``StopIteration`` made an ordinary error.
+    """``call()`` on a pool thread, with ``StopIteration`` and exits made ordinary errors.
 
     A future cannot hold ``StopIteration`` (asyncio refuses to set it, and the query
     would never finish), so it and ``StopAsyncIteration`` become a ``RuntimeError``
-    naming them, with the original as ``__cause__``.
+    naming them, with the original as ``__cause__``. ``sys.exit()`` (``SystemExit``),
+    ``KeyboardInterrupt`` and ``GeneratorExit`` travel as :class:`ExitRaised` (a
+    ``GeneratorExit`` reaching the awaiting task would close its coroutine instead).
     """
     try:
         return call()
+    except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
+        raise ExitRaised(exc) from exc
     except (StopIteration, StopAsyncIteration) as exc:
         detail = str(exc)
         name = type(exc).__name__
@@ -257,8 +299,8 @@ def registered_modes(kb: Any, recipe: Any, query_engines: Any) -> frozenset[str]
             return None
         registry = QueryEngineRegistry.defaults()
     elif registry is None and kb is not None:
-        registry = getattr(kb, "query_engines", None)
-    modes = getattr(registry, "modes", None)
+        registry = kb_attribute(kb, "query_engines")
+    modes = kb_attribute(registry, "modes", owner="the query-engine registry")
     if isinstance(modes, (set, frozenset)) and all(isinstance(m, str) for m in modes):
         return frozenset(modes)
     return None

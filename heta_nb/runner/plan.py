@@ -21,7 +21,7 @@ from heta_nb.runner.checkpoint import checkpoint_exists, read_checkpoint
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.errors import RunError
 from heta_nb.runner.events import Event
-from heta_nb.runner.kb import KnowledgeBaseAdapter, registered_modes
+from heta_nb.runner.kb import KnowledgeBaseAdapter, kb_attribute, registered_modes
 from heta_nb.store import ReportStore, safe_slug
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class RunTarget:
         adapter = KnowledgeBaseAdapter(config.kb, threads=config.concurrency) if config.kb is not None else None
         base = config.knowledge_base_name or (adapter.name if adapter else None)
         if base is None and config.kb is not None:
-            base = getattr(config.kb, "__name__", None)
+            base = kb_attribute(config.kb, "__name__")
         if not isinstance(base, str) or not base.strip():
             raise RunError("pass knowledge_base_name= (the KB has no name to use)")
         name = base.strip()
@@ -129,7 +129,9 @@ def _store_from(config: RunConfig) -> ReportStore | None:
         if config.recipe is not None:
             objects = getattr(getattr(config.recipe, "stores", None), "objects", None)
         elif config.kb is not None:
-            objects = getattr(getattr(getattr(config.kb, "recipe", None), "stores", None), "objects", None)
+            recipe = kb_attribute(config.kb, "recipe")
+            stores = kb_attribute(recipe, "stores", owner="the knowledge base's recipe")
+            objects = kb_attribute(stores, "objects", owner="the knowledge base's recipe stores")
         return ReportStore(objects) if objects is not None else None
     return ReportStore(value)
 

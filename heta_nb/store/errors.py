@@ -16,4 +16,4 @@ class StoreNotADirectoryError(StoreError, NotADirectoryError):
 
 
 class ReportStoreWarning(UserWarning):
-    """Some stored reports could not be read and were left out of a listing."""
+    """A listing left out reports it could not read, or found temporary files of saves killed mid-write."""

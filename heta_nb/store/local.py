@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from heta_nb._util.atomic import write_atomically
+from heta_nb._util.fs import default_max_bytes, kind_of, read_regular_file
 from heta_nb.errors import UnsafeNameError
 from heta_nb.store.backend import Entry
 from heta_nb.store.errors import StoreNotADirectoryError, StoreNotFoundError
@@ -16,6 +17,30 @@ from heta_nb.store.names import windows_name_problem
 __all__ = ["LocalBackend", "local_stamp"]
 
 _ON_WINDOWS = os.name == "nt"
+
+
+def _link_problem(path: str, root: Path) -> str:
+    """Why the link at ``path`` is not listed: where it leads (heta_nb does not follow links in a store)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    if not os.path.exists(path):
+        what = "a symbolic link to a missing file"
+    else:
+        resolved = Path(path).resolve()
+        inside = resolved == root or root in resolved.parents
+        what = "a symbolic link to another file of the store" if inside else "a symbolic link outside the store root"
+    return f"{what} ({target}); heta_nb does not follow links inside a store"
+
+
+def _listing(folder: str) -> list[os.DirEntry[str]]:
+    """The entries of ``folder`` (none when it is gone or not a folder)."""
+    try:
+        with os.scandir(folder) as listing:
+            return list(listing)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def local_stamp(info: os.stat_result) -> str:
@@ -59,7 +84,8 @@ class LocalBackend:
         return path
 
     def read(self, key: str) -> bytes:
-        return self.path(key).read_bytes()
+        """The file's bytes: a regular file only, within the default size limit (see :func:`read_regular_file`)."""
+        return read_regular_file(self.path(key))
 
     def write(self, key: str, data: bytes) -> None:
         write_atomically(self.path(key), data)
@@ -107,29 +133,85 @@ class LocalBackend:
         return True
 
     def list_prefix(self, prefix: str) -> list[Entry]:
+        """Every file below ``prefix``, sorted by key; links to folders are not followed, and a
+        linked file (or a FIFO, a device...) is listed with a ``problem`` (never read)."""
         base = self.path(prefix)
         entries: list[Entry] = []
         if not base.is_dir():
             return entries
-        for dirpath, _dirnames, filenames in os.walk(base):  # symlinked folders are not followed
-            for name in filenames:
-                full = os.path.join(dirpath, name)
-                rel = Path(full).relative_to(self.root).as_posix()
-                try:
-                    info = os.stat(full)  # the one stat per file: size and identity
-                except FileNotFoundError:
-                    if os.path.islink(full):
-                        entries.append(
-                            Entry(rel, -1, problem=f"a symbolic link to a missing file ({os.readlink(full)})")
-                        )
-                    continue  # otherwise: removed while listing
-                except OSError as exc:
-                    entries.append(Entry(rel, -1, problem=f"cannot read it ({exc.strerror or exc})"))
-                    continue
-                if stat.S_ISREG(info.st_mode):
-                    entries.append(Entry(rel, info.st_size, local_stamp(info)))
+        stack = [(str(base), prefix.strip("/"))]
+        while stack:
+            folder, rel = stack.pop()
+            for item in _listing(folder):
+                key = f"{rel}/{item.name}"
+                if item.is_dir(follow_symlinks=False):
+                    stack.append((item.path, key))
+                else:
+                    found = self._entry(item, key, identify=True)
+                    if found is not None:
+                        entries.append(found)
         entries.sort(key=lambda e: e.key)
         return entries
+
+    def scan_reports(
+        self, prefix: str, *, report: str, sidecar: str, errors: dict[str, Exception]
+    ) -> tuple[list[Entry], dict[str, bytes]]:
+        """The files of every folder ``{prefix}/*/evaluations/*/``, and their sidecars' bytes.
+
+        :meth:`list_prefix` and :meth:`read_many` for a store listing, in one walk: each
+        ``report`` file gets its size and stamp (a ``stat``), other files are listed without
+        (size -1), and each regular ``sidecar`` is read as its folder is listed (its read
+        errors go to ``errors``). Links and special files are listed with a ``problem``.
+        """
+        base = self.path(prefix)
+        entries: list[Entry] = []
+        blobs: dict[str, bytes] = {}
+        if not base.is_dir():
+            return entries, blobs
+        limit = default_max_bytes()
+        for kb in _listing(str(base)):
+            if not kb.is_dir(follow_symlinks=False):
+                continue
+            for folder in _listing(os.path.join(kb.path, "evaluations")):
+                if not folder.is_dir(follow_symlinks=False):
+                    continue
+                rel = f"{prefix}/{kb.name}/evaluations/{folder.name}"
+                for item in _listing(folder.path):
+                    name = item.name
+                    key = f"{rel}/{name}"
+                    found = self._entry(item, key, identify=name == report)
+                    if found is None:
+                        continue
+                    entries.append(found)
+                    if name == sidecar and found.problem is None:
+                        try:
+                            blobs[key] = read_regular_file(item.path, max_bytes=limit, follow=False)
+                        except FileNotFoundError:  # removed while listing
+                            continue
+                        except OSError as exc:
+                            errors[key] = exc
+        return entries, blobs
+
+    def _entry(self, item: os.DirEntry[str], key: str, *, identify: bool) -> Entry | None:
+        """The listing entry of a file (None: a folder, or gone); ``identify``: with size and stamp."""
+        try:
+            if item.is_dir(follow_symlinks=False):
+                return None
+            if item.is_symlink():
+                if os.path.isdir(item.path):  # a linked folder is not followed, as os.walk does
+                    return None
+                return Entry(key, -1, problem=_link_problem(item.path, self.root))
+            if not item.is_file(follow_symlinks=False):  # a FIFO, a socket, a device: never read
+                kind = kind_of(item.stat(follow_symlinks=False).st_mode)
+                return Entry(key, -1, problem=f"{kind}, not a regular file")
+            if not identify:
+                return Entry(key, -1)
+            info = item.stat(follow_symlinks=False)  # one stat: size and identity
+            return Entry(key, info.st_size, local_stamp(info))
+        except FileNotFoundError:  # removed while listing
+            return None
+        except OSError as exc:
+            return Entry(key, -1, problem=f"cannot read it ({exc.strerror or exc})")
 
     def read_many(self, keys: list[str], errors: dict[str, Exception] | None = None) -> dict[str, bytes]:
         found = {}

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from heta_nb._util.atomic import write_atomically_stat
-from heta_nb._util.text import describe_error, one_line, plural, shorten
+from heta_nb._util.atomic import remove_stale_temporaries, write_atomically_stat
+from heta_nb._util.text import plural
 from heta_nb.errors import (
     ReportExistsError,
     ReportFormatError,
@@ -19,20 +20,20 @@ from heta_nb.errors import (
 )
 from heta_nb.model.io import decode_report, encode_report
 from heta_nb.model.report import EvaluationReport
-from heta_nb.store.backend import Backend, epoch_micros
+from heta_nb.store.backend import Backend
 from heta_nb.store.errors import ReportStoreWarning
 from heta_nb.store.fsspec_backend import FsspecBackend, is_local_filesystem
 from heta_nb.store.local import LocalBackend, local_stamp
-from heta_nb.store.names import KB_ROOT, KEY_PATTERN, REPORT_FILE, SUMMARY_FILE, report_key, report_prefix, safe_slug
+from heta_nb.store.names import KEY_PATTERN, REPORT_FILE, SUMMARY_FILE, report_key, report_prefix, safe_slug
 from heta_nb.store.object_store import ObjectStoreBackend, is_object_store
+from heta_nb.store.scan import Listing, SummaryCache, describe_problem, problems_message, scan, temporaries_message
+from heta_nb.store.scan import instant as _instant
 from heta_nb.store.summary import ReportSummary, decode_summary, encode_summary
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["ReportStore"]
-
-_ON_ERROR = ("skip", "ignore", "raise")
 
 
 class ReportStore:
@@ -71,8 +72,8 @@ class ReportStore:
     """
 
     def __init__(self, root: str | os.PathLike[str] | Any) -> None:
-        self._cache: dict[tuple[str, int, str | None], ReportSummary] = {}
-        self._problems: list[dict[str, str]] = []
+        self._cache: SummaryCache = {}
+        self._listing = Listing()
         if isinstance(root, ReportStore):
             self._backend: Backend = root._backend
         elif isinstance(root, os.PathLike) or (isinstance(root, str) and "://" not in root):
@@ -160,16 +161,19 @@ class ReportStore:
         stamp: str | None
         try:
             if not overwrite and backend.exists(key):
-                raise self._exists_error(key, report)
+                raise self._exists_error(key, report, data)
             if isinstance(backend, LocalBackend):
                 path = backend.path(key)
-                backend.path(sidecar_key)  # refuse an unsafe sidecar before writing anything
+                sidecar_path = backend.path(sidecar_key)  # refuse an unsafe sidecar before writing anything
+                for target in (path, sidecar_path):  # what saves killed mid-write left (kill -9)
+                    with contextlib.suppress(OSError):
+                        remove_stale_temporaries(target)
                 try:
                     # A new report is created exclusively (os.link): of two writers racing
                     # for one key, the second gets ReportExistsError below.
                     written = write_atomically_stat(path, data, exclusive=not overwrite)
                 except FileExistsError:
-                    raise self._exists_error(key, report) from None
+                    raise self._exists_error(key, report, data) from None
                 size, stamp = written.st_size, local_stamp(written)
             else:
                 blob = data if isinstance(data, bytes) else b"".join(data)
@@ -196,33 +200,60 @@ class ReportStore:
             )
         return key
 
-    def _exists_error(self, key: str, report: EvaluationReport) -> ReportExistsError:
-        existing, problem = self._peek_report_id(key)
+    def _exists_error(self, key: str, report: EvaluationReport, data: bytes | Sequence[bytes]) -> ReportExistsError:
+        """Why ``report`` cannot be saved at ``key``: which report (or what) the key holds."""
+        held, problem = self._held_summary(key)
         if problem is not None:
-            held = f"an unreadable file ({problem})"
-        elif existing is not None and existing != report.report_id:
-            held = f"report {existing!r}"
-        else:
-            held = "this report"
-        return ReportExistsError(f"{self.location}: {key} already holds {held}; pass overwrite=True to replace it")
+            what = f"an unreadable file ({problem})"
+        elif held is None:  # not there (any more): another writer is creating it right now
+            what = "a report that another writer is saving right now"
+        elif held.report_id != report.report_id:
+            what = f"report {held.report_id!r}"
+        elif self._holds_bytes(key, held.size_bytes, data):
+            what = "this report"
+        else:  # the same id, but other contents: two runs both named this report
+            what = (
+                f"another report with the id {held.report_id!r} (knowledge base {held.knowledge_base_name!r}, "
+                f"started {held.started_at}, {plural(held.cases, 'result')}, {held.size_bytes:,} bytes; "
+                f"the one being saved has {plural(report.case_count, 'result')})"
+            )
+        return ReportExistsError(f"{self.location}: {key} already holds {what}; pass overwrite=True to replace it")
 
-    def _peek_report_id(self, key: str) -> tuple[str | None, str | None]:
-        """``(report_id, None)`` of the report at ``key``, or ``(None, why it cannot be read)``."""
+    def _held_summary(self, key: str) -> tuple[ReportSummary | None, str | None]:
+        """``(summary, None)`` of the report at ``key`` (None: no file), or ``(None, why it cannot be read)``."""
         try:
             summary = self._read_sidecar(key)
         except (OSError, UnsafeNameError):
             summary = None
         if summary is not None:
-            return summary.report_id, None
+            return summary, None
         try:
-            return decode_report(self._backend.read(key), source=key).report_id, None
+            blob = self._backend.read(key)
+            report = decode_report(blob, source=key)
+        except FileNotFoundError:
+            return None, None
         except ReportFormatError as exc:
-            return None, _describe(exc)
+            return None, describe_problem(exc)
         except (OSError, UnsafeNameError) as exc:
             return None, str(exc)
+        return ReportSummary.of(report, key=key, size_bytes=len(blob)), None
+
+    def _holds_bytes(self, key: str, size: int, data: bytes | Sequence[bytes]) -> bool:
+        """Whether the file at ``key`` (``size`` bytes) holds exactly ``data``."""
+        chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+        if size != sum(len(chunk) for chunk in chunks):
+            return False
+        try:
+            return self._backend.read(key) == b"".join(chunks)
+        except (OSError, UnsafeNameError):
+            return False
 
     def delete(self, knowledge_base_name: str, report_id: str) -> bool:
-        """Delete one report folder (report, summary, checkpoints). True if it existed."""
+        """Delete one report folder (report, summary, checkpoints, temporary files of killed saves).
+
+        Returns:
+            True if the folder existed.
+        """
         prefix = report_prefix(knowledge_base_name, report_id)
         try:
             removed = self._backend.delete_prefix(prefix)
@@ -263,7 +294,7 @@ class ReportStore:
             data = self._backend.read(key)
         except FileNotFoundError:
             kb = match.group(1)
-            rows, _ = self._collect(on_error="ignore", missing_ok=True)
+            rows = scan(self._backend, self.location, self._cache, on_error="ignore", missing_ok=True).rows
             known = sorted({s.report_id for s in rows if s.knowledge_base == kb})
             hint = f"; reports for {kb!r}: {', '.join(known[:10])}" if known else ""
             raise ReportNotFoundError(f"{self.location}: no report at {key}{hint}") from None
@@ -311,67 +342,33 @@ class ReportStore:
                 this is true: then it lists as empty. A root that is a file always
                 raises :class:`StoreNotADirectoryError`.
         """
-        rows, problems = self._collect(on_error=on_error, missing_ok=missing_ok)
-        self._problems = problems
-        if problems and on_error == "skip":
-            warnings.warn(_problems_message(self.location, problems), ReportStoreWarning, stacklevel=2)
-        return rows
+        return self._scan(on_error=on_error, missing_ok=missing_ok).rows
+
+    def _scan(self, *, on_error: str, missing_ok: bool) -> Listing:
+        """List the store, remember what was found, and warn about problems and stale temporaries."""
+        listing = scan(self._backend, self.location, self._cache, on_error=on_error, missing_ok=missing_ok)
+        self._listing = listing
+        if listing.problems and on_error == "skip":
+            warnings.warn(problems_message(self.location, listing.problems), ReportStoreWarning, stacklevel=3)
+        if any(t["stale"] for t in listing.temporaries) and on_error != "ignore":
+            warnings.warn(temporaries_message(self.location, listing.temporaries), ReportStoreWarning, stacklevel=3)
+        return listing
 
     @property
     def problems(self) -> list[dict[str, str]]:
         """The reports the last listing left out: ``{"key": ..., "error": ...}`` each."""
-        return [dict(p) for p in self._problems]
+        return [dict(p) for p in self._listing.problems]
 
-    def _collect(self, *, on_error: str, missing_ok: bool) -> tuple[list[ReportSummary], list[dict[str, str]]]:
-        if on_error not in _ON_ERROR:
-            raise ValueError(f"on_error must be one of {', '.join(map(repr, _ON_ERROR))}, not {on_error!r}")
-        problems: list[dict[str, str]] = []
-        try:
-            if not self._backend.check_root(missing_ok=missing_ok):
-                return [], problems
-            entries = self._backend.list_prefix(KB_ROOT)
-        except StoreError:
-            raise
-        except OSError as exc:
-            raise StoreError(f"{self.location}: cannot list reports: {exc}") from exc
-        reports = [e for e in entries if KEY_PATTERN.match(e.key)]
-        sidecars = {e.key for e in entries if e.key.endswith("/" + SUMMARY_FILE)}
-        wanted = [r.key.rsplit("/", 1)[0] + "/" + SUMMARY_FILE for r in reports]
-        unreadable: dict[str, Exception] = {}
-        blobs = self._backend.read_many([k for k in wanted if k in sidecars], unreadable)
+    @property
+    def temporaries(self) -> list[dict[str, Any]]:
+        """The temporary files of atomic writes the last listing found in report folders (local stores).
 
-        def fail(key: str, exc: Exception, what: str = "") -> None:
-            if on_error == "raise":
-                raise exc
-            problems.append({"key": key, "error": what or _describe(exc)})
-
-        rows = []
-        for entry, sidecar_key in zip(reports, wanted):
-            if entry.problem is not None:
-                error = StoreError(f"{self.location}: {entry.key} is {entry.problem}")
-                fail(entry.key, error, f"it is {entry.problem}")
-                continue
-            if sidecar_key in unreadable:
-                sidecar_error = unreadable[sidecar_key]
-                fail(entry.key, sidecar_error, f"its {SUMMARY_FILE}: {_describe(sidecar_error)}")
-                continue
-            summary = decode_summary(blobs.get(sidecar_key), entry)
-            if summary is None:
-                summary = self._cache.get((entry.key, entry.size, entry.stamp))
-            if summary is None:
-                try:
-                    data = self._backend.read(entry.key)
-                    report = decode_report(data, source=f"{self.location}/{entry.key}")
-                except FileNotFoundError:  # removed while listing
-                    continue
-                except (ReportFormatError, UnsafeNameError, OSError) as exc:
-                    fail(entry.key, exc)
-                    continue
-                summary = ReportSummary.of(report, key=entry.key, size_bytes=len(data))
-                self._cache[(entry.key, entry.size, entry.stamp)] = summary
-            rows.append(summary)
-        rows.sort(key=lambda s: (s.knowledge_base, _instant(s.started_at), s.report_id))
-        return rows, problems
+        ``{"key", "size_bytes", "age_s", "stale"}`` each. A stale one was left by a save
+        whose process was killed while writing (its writer is gone and it is over a
+        minute old); the next save or delete of that report removes it. One that is
+        not stale belongs to a save in progress.
+        """
+        return [dict(t) for t in self._listing.temporaries]
 
     def _read_sidecar(self, key: str) -> ReportSummary | None:
         prefix = key.rsplit("/", 1)[0]
@@ -391,44 +388,15 @@ class ReportStore:
         Reports that cannot be read are left out; ``frame.attrs["problems"]`` lists
         them (``{"key": ..., "error": ...}`` each), and with the default
         ``on_error="skip"`` one :class:`ReportStoreWarning` names them. ``on_error``
-        and ``missing_ok`` are as for :meth:`summaries`.
+        and ``missing_ok`` are as for :meth:`summaries`. ``frame.attrs["temporaries"]``
+        lists the temporary files found in report folders (see :attr:`temporaries`);
+        stale ones (left by a save killed mid-write) are also named in a
+        :class:`ReportStoreWarning`, unless ``on_error="ignore"``.
         """
         from heta_nb.tables import summaries_frame
 
-        rows, problems = self._collect(on_error=on_error, missing_ok=missing_ok)
-        self._problems = problems
-        if problems and on_error == "skip":
-            warnings.warn(_problems_message(self.location, problems), ReportStoreWarning, stacklevel=2)
-        frame = summaries_frame(rows)
-        frame.attrs["problems"] = [dict(p) for p in problems]
+        listing = self._scan(on_error=on_error, missing_ok=missing_ok)
+        frame = summaries_frame(listing.rows)
+        frame.attrs["problems"] = [dict(p) for p in listing.problems]
+        frame.attrs["temporaries"] = [dict(t) for t in listing.temporaries]
         return frame
-
-
-def _instant(value: str) -> tuple[int, float, str]:
-    """A sort key for an ISO-8601 time: the moment it names, whatever its offset
-    (``10:00+02:00`` is before ``09:00Z``); a time without offset counts as UTC, and
-    text that is not a time sorts before every time, by itself."""
-    micros = epoch_micros(value) if isinstance(value, str) else None
-    return (0, 0.0, str(value)) if micros is None else (1, float(micros), "")
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for a listing problem (a report error without its repeated source)."""
-    if isinstance(exc, ReportFormatError) and exc.problems:
-        text = "; ".join(exc.problems[:3]) + ("; ..." if len(exc.problems) > 3 else "")
-    else:
-        text = describe_error(exc) or type(exc).__name__
-    return shorten(one_line(text), 300, ellipsis="...")
-
-
-def _problems_message(location: str, problems: Sequence[Mapping[str, str]]) -> str:
-    """The warning naming the reports a listing left out (the first 20) and why."""
-    count = len(problems)
-    head = (
-        f"{location}: {plural(count, 'report', grouping=False)} could not be read "
-        f"and {'is' if count == 1 else 'are'} left out of the listing:"
-    )
-    lines = [f"  {p['key']}: {p['error']}" for p in problems[:20]]
-    if count > 20:
-        lines.append(f"  ... and {count - 20} more (see ReportStore.problems)")
-    return "\n".join([head, *lines])

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from heta_nb.model.report import EvaluationReport
 from heta_nb.store.backend import Entry
 from heta_nb.store.names import KEY_PATTERN, heta_slug
@@ -79,11 +81,16 @@ class ReportSummary:
         """Inverse of :meth:`to_json`; raises ``KeyError``/``TypeError`` when malformed."""
         if data.get("format") != SUMMARY_FORMAT:
             raise KeyError("format")
-        values = {name: data[name] for name in cls.__dataclass_fields__}
+        values = {name: data[name] for name in _FIELDS}
         values["query_modes"] = tuple(values["query_modes"])
         if not isinstance(values["score_summary"], dict) or not isinstance(values["size_bytes"], int):
             raise TypeError("malformed summary")
-        return cls(**values)
+        summary = object.__new__(cls)  # the frozen dataclass's __init__ (17 setattr calls), at once
+        summary.__dict__.update(values)
+        return summary
+
+
+_FIELDS = tuple(ReportSummary.__dataclass_fields__)
 
 
 def encode_summary(summary: ReportSummary, stamp: str | None = None) -> bytes:
@@ -106,7 +113,7 @@ def decode_summary(blob: bytes | None, entry: Entry) -> ReportSummary | None:
     if blob is None:
         return None
     try:
-        data = json.loads(blob)
+        data = orjson.loads(blob)
         summary = ReportSummary.from_json(data)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import SlowKB, evaluate_toy, exact_kb, toy_benchmark
+from runner_support import SlowKB, evaluate_toy, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -17,22 +16,6 @@ from heta_nb.runner.checkpoint import CHECKPOINT_FILE
 from heta_nb.store import report_prefix
 
 MODES = ["good", "poor"]
-
-
-class ExitingKB:
-    """Calls ``sys.exit`` on its fifth query (KB code that ends the process, as far as it knows)."""
-
-    name = "exiting kb"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def query(self, query: str, *, mode: str, top_k: int, options: dict, trace: bool) -> Any:
-        self.calls += 1
-        if self.calls == 5:
-            raise SystemExit("the KB called sys.exit")
-        await asyncio.sleep(0.001)
-        return exact_kb(query, mode=mode, top_k=top_k)
 
 
 def test_a_second_run_of_a_report_being_written_is_refused_before_it_changes_anything(tmp_path: Path) -> None:
@@ -91,14 +74,30 @@ def test_the_lock_goes_with_a_failed_run(tmp_path: Path) -> None:
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # no late finish on a closed loop
 def test_a_run_killed_by_a_base_exception_releases_its_checkpoint(tmp_path: Path) -> None:
-    """A SystemExit from KB code stops the run; the same kernel can still resume the report.
+    """A ``BaseException`` that stops the run's loop; the same kernel can still resume the report.
 
-    On Python 3.10 the run's coroutine is left suspended and only closed by the
+    On Python 3.10 the run's coroutine can be left suspended and only closed by the
     garbage collector: the lock must not wait for that, nor the coroutine try to
     finish the run then.
     """
-    with pytest.raises(SystemExit, match="the KB called sys.exit"):
-        evaluate_toy(benchmark=toy_benchmark(30), kb=ExitingKB(), store=tmp_path, report_id="exit", concurrency=2)
+    counted = {"done": 0}
+
+    def subscriber(event: Any) -> None:
+        if type(event).__name__ == "CasesFinished":
+            counted["done"] += len(event.records)
+            if counted["done"] >= 5 and not counted.get("raised"):
+                counted["raised"] = 1
+                raise KeyboardInterrupt("stopped by a subscriber")
+
+    with pytest.raises(KeyboardInterrupt, match="stopped by a subscriber"):
+        evaluate_toy(
+            benchmark=toy_benchmark(30),
+            kb=SlowKB(delay=0.005),
+            store=tmp_path,
+            report_id="exit",
+            concurrency=2,
+            on_event=subscriber,
+        )
     assert (tmp_path / report_prefix("toy kb", "exit") / CHECKPOINT_FILE).exists()
     kb = SlowKB(delay=0.001)
     final = evaluate_toy(benchmark=toy_benchmark(30), kb=kb, store=tmp_path, report_id="exit", resume=True)

@@ -85,7 +85,7 @@ def test_listing_uses_sidecars_and_notices_replaced_reports(tmp_path: Path, monk
     store = ReportStore(tmp_path)
     for index in range(5):
         store.save(synthetic_report(3, report_id=f"r{index}", knowledge_base_name="kb"))
-    import heta_nb.store.report_store as store_module
+    import heta_nb.store.scan as store_module  # where listings parse reports
 
     calls = []
     real = store_module.decode_report
@@ -205,6 +205,28 @@ def test_broken_and_symlinked_entries_leave_the_rest_listed(tmp_path: Path) -> N
     with pytest.raises(ValueError, match="on_error"):
         store.list(on_error="sometimes")
     assert (outside / "sc.json").read_text() == "{}"
+
+
+@pytest.mark.hostile
+@pytest.mark.skipif(os.name == "nt", reason="FIFOs")
+def test_a_fifo_in_the_store_is_a_listing_problem_and_loading_it_does_not_block(tmp_path: Path) -> None:
+    """A FIFO where a report (or its sidecar) should be: reading it would wait for a writer forever."""
+    store = ReportStore(tmp_path)
+    store.save(synthetic_report(2, report_id="good", knowledge_base_name="kb"))
+    fifo = tmp_path / report_key("kb", "pipe")
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    sidecar_pipe = tmp_path / store.save(synthetic_report(2, report_id="side", knowledge_base_name="kb"))
+    sidecar_pipe.with_name(SUMMARY_FILE).unlink()
+    os.mkfifo(sidecar_pipe.with_name(SUMMARY_FILE))
+    with pytest.warns(ReportStoreWarning, match="FIFO"):
+        frame = store.list()  # (this blocked forever on the sidecar FIFO)
+    assert list(frame["report_id"]) == ["good"]
+    errors = {p["key"]: p["error"] for p in frame.attrs["problems"]}
+    assert errors[report_key("kb", "pipe")] == "it is a FIFO (named pipe), not a regular file"
+    assert "FIFO" in errors[report_key("kb", "side")] and SUMMARY_FILE in errors[report_key("kb", "side")]
+    with pytest.raises(StoreError, match="not a regular file: it is a FIFO"):
+        store.load("kb", "pipe")
 
 
 # -- 5. a store root that is missing or a file ---------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -11,17 +12,19 @@ import textwrap
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import heta_nb
 from heta_nb import ReportStore
-from heta_nb._util.atomic import write_atomically
+from heta_nb._util.atomic import temporaries_of, write_atomically
 from heta_nb.errors import ReportExistsError, StoreError
 from heta_nb.store import SUMMARY_FILE, ReportStoreWarning, report_key
 from heta_nb.testing import synthetic_report
 
-POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="POSIX file modes and symlinks")
+POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="POSIX file modes, symlinks and locks")
+fcntl: Any = None if os.name == "nt" else __import__("fcntl")
 
 
 def _mode(path: Path) -> int:
@@ -51,11 +54,11 @@ _WORKER = textwrap.dedent(
     from heta_nb.store import report_key
     from heta_nb.testing import synthetic_report
 
-    root, report_id, signals, trials = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    report = synthetic_report(300, report_id=report_id, knowledge_base_name="kb")
+    root, report_id, signals, trials, tag = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    report = synthetic_report(300, report_id=report_id, knowledge_base_name="kb", seed=int(tag))
     report = report.replace(report_key=report_key("kb", report_id))
     encoded = encode_report(report)  # ready before the start signal: both save at once
-    open(os.path.join(signals, "ready-" + report_id.replace(" ", "_")), "w").close()
+    open(os.path.join(signals, f"ready-{tag}"), "w").close()
     for trial in range(trials):
         go = os.path.join(signals, f"go-{trial}")
         deadline = time.monotonic() + 60
@@ -68,7 +71,7 @@ _WORKER = textwrap.dedent(
             outcome = "exists " + str(exc)
         except Exception as exc:
             outcome = f"error {type(exc).__name__}: {exc}"
-        name = os.path.join(signals, f"result-{trial}-{report_id.replace(' ', '_')}")
+        name = os.path.join(signals, f"result-{trial}-{tag}")
         with open(name + ".tmp", "w") as handle:
             handle.write(outcome)
         os.replace(name + ".tmp", name)
@@ -191,36 +194,47 @@ def test_replacing_a_file_keeps_its_mode(tmp_path: Path, mask: int, existing: in
     assert len(store.load("kb", "r").case_results) == 9
 
 
-def test_two_processes_saving_one_key_one_wins(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("ids", "trials"),
+    [(("Run A", "run_a"), 8), (("run a", "run a"), 3)],
+    ids=["two ids, one slug", "one id, two reports"],
+)
+def test_two_processes_saving_one_key_one_wins(tmp_path: Path, ids: tuple[str, str], trials: int) -> None:
+    """The loser is told which report the key holds (not "this report" when it is another one)."""
     root, signals = tmp_path / "stores", tmp_path / "signals"
     signals.mkdir()
-    trials = 8
-    ids = ["Run A", "run_a"]  # different reports, the same slug
+    tags = ["1", "2"]  # each worker's report has its own seed: different reports
     package_parent = str(Path(heta_nb.__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_parent, os.environ.get("PYTHONPATH", "")])}
     workers = [
-        subprocess.Popen([sys.executable, "-c", _WORKER, str(root), rid, str(signals), str(trials)], env=env)
-        for rid in ids
+        subprocess.Popen([sys.executable, "-c", _WORKER, str(root), rid, str(signals), str(trials), tag], env=env)
+        for rid, tag in zip(ids, tags)
     ]
     try:
-        _wait_for([signals / f"ready-{rid.replace(' ', '_')}" for rid in ids])
+        _wait_for([signals / f"ready-{tag}" for tag in tags])
         for trial in range(trials):
             (signals / f"go-{trial}").touch()  # both start together
-            results = [signals / f"result-{trial}-{rid.replace(' ', '_')}" for rid in ids]
+            results = [signals / f"result-{trial}-{tag}" for tag in tags]
             _wait_for(results)
-            outcomes = {rid: path.read_text() for rid, path in zip(ids, results)}
-            saved = [rid for rid, outcome in outcomes.items() if outcome == "saved"]
+            outcomes = {tag: path.read_text() for tag, path in zip(tags, results)}
+            saved = [tag for tag, outcome in outcomes.items() if outcome == "saved"]
             lost = [outcome for outcome in outcomes.values() if outcome != "saved"]
             assert len(saved) == 1, f"trial {trial}: {outcomes}"
-            assert lost[0].startswith("exists ") and f"already holds report {saved[0]!r}" in lost[0], outcomes
+            winner = ids[tags.index(saved[0])]
+            assert lost[0].startswith("exists ") and "this report" not in lost[0], outcomes
+            if ids[0] != ids[1]:
+                assert f"already holds report {winner!r}" in lost[0], outcomes
+            else:
+                assert f"already holds another report with the id {winner!r}" in lost[0], outcomes
             store = ReportStore(root / str(trial))
             key = report_key("kb", "run a")
             on_disk = json.loads((root / str(trial) / key).read_bytes())
             sidecar = json.loads((root / str(trial) / key.replace("report.json", SUMMARY_FILE)).read_bytes())
-            assert on_disk["report_id"] == sidecar["report_id"] == saved[0]
+            assert on_disk["report_id"] == sidecar["report_id"] == winner
+            assert on_disk["metadata"]["seed"] == int(saved[0])
             assert on_disk["started_at"] == sidecar["started_at"]
-            assert list(store.list()["report_id"]) == saved
-            assert store.load("kb", "run a").report_id == saved[0]
+            assert list(store.list()["report_id"]) == [winner]
+            assert store.load("kb", "run a").report_id == winner
             assert not list((root / str(trial)).rglob("*.tmp")) and not list((root / str(trial)).rglob("*.lock"))
     except BaseException:
         for worker in workers:  # do not leave them waiting for the next start signal
@@ -228,6 +242,28 @@ def test_two_processes_saving_one_key_one_wins(tmp_path: Path) -> None:
             worker.wait()
         raise
     assert [w.wait(timeout=60) for w in workers] == [0, 0]
+
+
+def test_saving_another_report_under_an_id_in_use_says_which_report_holds_it(tmp_path: Path) -> None:
+    """Two runs that both name their report "baseline": the second is not told "this report"."""
+    store = ReportStore(tmp_path)
+    first = synthetic_report(2, report_id="baseline", knowledge_base_name="kb", seed=1)
+    second = synthetic_report(3, report_id="baseline", knowledge_base_name="kb", seed=2)
+    key = store.save(first)
+    with pytest.raises(ReportExistsError) as info:
+        store.save(second)
+    message = str(info.value)
+    assert "this report" not in message and f"{key} already holds another report with the id 'baseline'" in message
+    assert "knowledge base 'kb', started 2026-12-01T07:00:00.000000+00:00, 6 results" in message
+    assert "the one being saved has 9 results" in message and message.endswith("pass overwrite=True to replace it")
+    with pytest.raises(ReportExistsError, match="already holds this report;"):
+        store.save(first)  # the very same report again
+    (tmp_path / key).with_name(SUMMARY_FILE).unlink()  # without the sidecar (a report Heta wrote), the same
+    with pytest.raises(ReportExistsError, match="already holds another report with the id 'baseline'"):
+        store.save(second)
+    with pytest.raises(ReportExistsError, match="already holds this report;"):
+        store.save(first)
+    assert store.load("kb", "baseline") == first.replace(report_key=key)
 
 
 def test_exclusive_create_without_hard_links_uses_a_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -251,3 +287,123 @@ def test_exclusive_create_without_hard_links_uses_a_lock(tmp_path: Path, monkeyp
     with pytest.raises(ReportExistsError, match="already holds this report"):
         store.save(report)
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+# -- 5. temporary files of saves killed mid-write -----------------------------------------
+
+
+def _aged(path: Path, seconds: float = 3600) -> None:
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+def _left_by_a_killed_save(target: Path, data: bytes, hexpart: str = "0badc0de") -> Path:
+    """The ``.report.json.<hex>.tmp`` a save killed mid-write leaves (its writer is gone: no lock held)."""
+    temporary = target.with_name(f".{target.name}.{hexpart}.tmp")
+    temporary.write_bytes(data[: len(data) // 2])
+    return temporary
+
+
+@POSIX_ONLY
+def test_a_killed_saves_temporary_is_listed_and_removed_by_the_next_save_or_delete(tmp_path: Path) -> None:
+    """A SIGKILL during an overwriting save left ``.report.json.<hex>.tmp`` (a whole report) forever."""
+    store = ReportStore(tmp_path)
+    first = synthetic_report(3, report_id="r", knowledge_base_name="kb")
+    key = store.save(first)
+    target = tmp_path / key
+    temporaries = [
+        _left_by_a_killed_save(target, target.read_bytes()),
+        _left_by_a_killed_save(target.with_name(SUMMARY_FILE), b'{"format": 1}', "00c0ffee"),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a young one may be a save in progress: listed, no warning
+        frame = store.list()
+    assert [t["key"] for t in frame.attrs["temporaries"]] == sorted(
+        f"{key.rsplit('/', 1)[0]}/{p.name}" for p in temporaries
+    )
+    assert not any(t["stale"] for t in frame.attrs["temporaries"]) and len(frame) == 1
+    for temporary in temporaries:
+        _aged(temporary)
+    with pytest.warns(ReportStoreWarning, match=r"2 temporary files left by saves that did not finish") as caught:
+        frame = store.list()
+    assert all(t["stale"] and t["age_s"] > 3000 for t in frame.attrs["temporaries"])
+    assert store.temporaries == frame.attrs["temporaries"] and len(frame) == 1 and frame.attrs["problems"] == []
+    assert ".report.json.0badc0de.tmp" in str(caught[0].message) and "next save or delete" in str(caught[0].message)
+    assert store.list(on_error="ignore").attrs["temporaries"]  # listed, without the warning
+
+    store.save(synthetic_report(4, report_id="r", knowledge_base_name="kb"), overwrite=True)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["heta_nb.summary.json", "report.json"]
+    assert store.list().attrs["temporaries"] == [] and store.load("kb", "r").case_count == 12
+
+    (tmp_path / report_key("kb", "never saved")).parent.mkdir()  # killed during its first save
+    orphan = _left_by_a_killed_save(tmp_path / report_key("kb", "never saved"), target.read_bytes())
+    _aged(orphan)
+    with pytest.warns(ReportStoreWarning, match="1 temporary file left"):
+        assert list(store.list()["report_id"]) == ["r"]
+    assert store.delete("kb", "never saved") and not orphan.parent.exists()
+
+
+@POSIX_ONLY
+def test_a_live_saves_temporary_is_never_removed_however_old(tmp_path: Path) -> None:
+    store = ReportStore(tmp_path)
+    key = store.save(synthetic_report(2, report_id="r", knowledge_base_name="kb"))
+    live = _left_by_a_killed_save(tmp_path / key, (tmp_path / key).read_bytes())
+    _aged(live)
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what a writer in another process holds while it writes
+        store.save(synthetic_report(3, report_id="r", knowledge_base_name="kb"), overwrite=True)
+        assert live.exists()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert [t["stale"] for t in store.list().attrs["temporaries"]] == [False]
+    finally:
+        os.close(fd)
+    store.save(synthetic_report(2, report_id="r", knowledge_base_name="kb"), overwrite=True)
+    assert not live.exists()
+
+
+_SLOW_SAVER = textwrap.dedent(
+    """
+    import os, sys, time
+    from heta_nb import ReportStore
+    from heta_nb.testing import synthetic_report
+
+    root, signal_file = sys.argv[1], sys.argv[2]
+
+    def stuck_fsync(fd):  # every byte written, not yet published: SIGKILL lands here
+        open(signal_file, "w").close()
+        time.sleep(120)
+
+    os.fsync = stuck_fsync
+    ReportStore(root).save(synthetic_report(200, report_id="r", knowledge_base_name="kb"), overwrite=True)
+    """
+)
+
+
+@pytest.mark.slow
+@POSIX_ONLY
+def test_sigkill_during_an_overwriting_save(tmp_path: Path) -> None:
+    """The real thing: a process killed while it writes; the report it replaced is intact, its temporary goes."""
+    store = ReportStore(tmp_path / "store")
+    old = synthetic_report(2, report_id="r", knowledge_base_name="kb")
+    key = store.save(old)
+    signal_file = tmp_path / "writing"
+    package_parent = str(Path(heta_nb.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_parent, os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen([sys.executable, "-c", _SLOW_SAVER, str(tmp_path / "store"), str(signal_file)], env=env)
+    try:
+        _wait_for([signal_file], timeout=60)
+        [temporary] = temporaries_of(tmp_path / "store" / key)
+        assert not temporary.stale and temporary.size > 100_000  # the whole new report, held by its writer
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert store.load("kb", "r") == old.replace(report_key=key)
+    _aged(temporary.path)
+    with pytest.warns(ReportStoreWarning, match="1 temporary file left by saves that did not finish"):
+        store.list()
+    store.save(synthetic_report(3, report_id="r", knowledge_base_name="kb"), overwrite=True)
+    assert temporaries_of(tmp_path / "store" / key) == [] and store.load("kb", "r").case_count == 9
