@@ -1,9 +1,13 @@
-"""Load / save / memory of a large report, side by side with plain json in one run.
+"""Load, save and memory of large reports, side by side with the standard library in one run.
 
-Issue 1/5 targets: load <= 1.5x ``json.loads`` of the same bytes, save <= 1.5x
-``json.dumps``, memory of the loaded report <= 2x the parsed dict.
+Targets (issue 2/7): ``load_report`` <= 0.6x ``json.loads`` of the same bytes at 10k and
+100k case results; memory kept after loading a 100k-result report <= 1.5x its file size.
+Also shown: ``encode_report`` against ``json.dumps`` of the parsed dict (issue 1/5: <= 1.5x).
 
-    python benchmarks/model_io.py [--cases 20000] [--results 10] [--repeat 3]
+Reports: 3 modes x 10 results per response x 3 scores (``benchmarks/_data.py``). Times
+are medians of interleaved runs; memory is what ``tracemalloc`` still counts after the load.
+
+    python benchmarks/model_io.py [--sizes 10000 100000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -11,24 +15,17 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import time
 import tracemalloc
+from typing import Any
 
-from heta_nb.model import decode_report, encode_report
-from heta_nb.testing import synthetic_report_dict
+from _data import report_bytes
+from _targets import Targets, interleaved
 
-
-def best_of(repeat: int, func) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
+from heta_nb.model import encode_report, load_report
 
 
-def retained_bytes(func) -> int:
+def kept_bytes(func: Any) -> int:
+    """Bytes still allocated (tracemalloc) after ``func()`` returns, its result held."""
     gc.collect()
     tracemalloc.start()
     value = func()
@@ -38,45 +35,50 @@ def retained_bytes(func) -> int:
     return current
 
 
-def time_saving(raw: bytes, repeat: int) -> tuple[float, float]:
-    """Best-of timings of json.dumps of the parsed dict and encode_report of the report."""
+def save_times(raw: bytes, repeat: int) -> dict[str, float]:
+    """``json.dumps`` of the parsed dict against ``encode_report`` of the loaded report."""
+    report = load_report(raw)
     parsed = json.loads(raw)
-    report = decode_report(raw, source="bench")
-    assert encode_report(report) == raw, "save must reproduce the bytes"
-    t_dumps = best_of(repeat, lambda: json.dumps(parsed, ensure_ascii=False, separators=(",", ":")))
-    t_save = best_of(repeat, lambda: encode_report(report))
-    return t_dumps, t_save
+    assert encode_report(report) == raw, "saving must give the bytes back"
+    return interleaved(
+        repeat,
+        {
+            "json.dumps": lambda: json.dumps(parsed, ensure_ascii=False, separators=(",", ":")).encode(),
+            "encode_report": lambda: encode_report(report),
+        },
+    )
+
+
+def measure(size: int, repeat_setting: int, largest: int, targets: Targets) -> None:
+    """Load, save and (at the largest size) memory for reports of ``size`` case results."""
+    raw = report_bytes(size)
+    repeat = repeat_setting if size <= 20_000 else max(3, repeat_setting // 2)
+    mb = len(raw) / 1e6
+    print(f"report: {size:,} case results x 10 results, {mb:,.0f} MB; median of {repeat} interleaved runs")
+    times = interleaved(repeat, {"json.loads": lambda: json.loads(raw), "load_report": lambda: load_report(raw)})
+    print(f"  json.loads  {times['json.loads']:8.2f} s")
+    print(f"  load_report {times['load_report']:8.2f} s")
+    targets.check(f"load_report / json.loads, {size:,} results", times["load_report"] / times["json.loads"], 0.6)
+    saves = save_times(raw, max(1, repeat // 2))  # the parsed copies are gone before the memory measure
+    print(f"  json.dumps    {saves['json.dumps']:8.2f} s")
+    print(f"  encode_report {saves['encode_report']:8.2f} s")
+    targets.check(f"encode_report / json.dumps, {size:,} results", saves["encode_report"] / saves["json.dumps"], 1.5)
+    if size == largest:
+        kept = kept_bytes(lambda: load_report(raw))
+        print(f"  memory kept after load_report: {kept / 1e6:,.0f} MB for a {len(raw) / 1e6:,.0f} MB file")
+        ratio = kept / len(raw)
+        targets.check(f"memory kept after load_report / file size, {size:,} results", ratio, 1.5)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=20_000, help="case results (cases x modes)")
-    parser.add_argument("--results", type=int, default=10, help="results per response")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], help="case results")
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    modes = ("full_text_search", "extractive_answer")
-    data = synthetic_report_dict(args.cases // len(modes), modes=modes, results_per_case=args.results)
-    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    del data
-    print(f"report: {args.cases:,} case results x {args.results} results, {len(raw) / 1e6:.1f} MB")
-
-    t_json = best_of(args.repeat, lambda: json.loads(raw))
-    t_load = best_of(args.repeat, lambda: decode_report(raw, source="bench"))
-    t_dumps, t_save = time_saving(raw, args.repeat)
-    m_json = retained_bytes(lambda: json.loads(raw))
-    m_load = retained_bytes(lambda: decode_report(raw, source="bench"))
-
-    rows = [
-        ("load (decode_report vs json.loads)", t_load, t_json, 1.5),
-        ("save (encode_report vs json.dumps)", t_save, t_dumps, 1.5),
-    ]
-    print(f"{'measure':38} {'heta_nb':>10} {'baseline':>10} {'ratio':>7} {'target':>7}")
-    for name, ours, base, target in rows:
-        print(f"{name:38} {ours * 1000:>8.0f}ms {base * 1000:>8.0f}ms {ours / base:>7.2f} {'<= ' + str(target):>7}")
-    print(
-        f"{'memory (loaded report vs parsed dict)':38} {m_load / 1e6:>8.0f}MB {m_json / 1e6:>8.0f}MB "
-        f"{m_load / m_json:>7.2f} {'<= 2':>7}"
-    )
+    targets = Targets(__file__)
+    for size in args.sizes:
+        measure(size, args.repeat, max(args.sizes), targets)
+    targets.report()
 
 
 if __name__ == "__main__":

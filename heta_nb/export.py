@@ -33,6 +33,7 @@ from heta_nb._util.atomic import write_atomically
 from heta_nb._util.text import shorten
 from heta_nb._version import __version__
 from heta_nb.model import EvaluationReport
+from heta_nb.model.collect import FLOAT, INT
 from heta_nb.model.summary import as_float
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
@@ -42,7 +43,14 @@ from heta_nb.render.figures import draw_svg
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.comparison import Comparison
 
-__all__ = ["ExportLimits", "comparison_explorer_data", "export", "report_explorer_data", "to_html"]
+__all__ = [
+    "ExportLimits",
+    "comparison_explorer_data",
+    "export",
+    "report_explorer_data",
+    "standalone_page",
+    "to_html",
+]
 
 EXPLORER_TEXT_CHARS = 160
 MANIFEST_CHARS = 60_000
@@ -78,9 +86,12 @@ def _json_number(value: Any) -> Any:
 
 
 def report_explorer_data(report: EvaluationReport, limits: ExportLimits) -> dict[str, Any]:
-    """Rows and column specs of the case explorer (plain JSON data)."""
-    metrics = list(report.metric_names)
-    columns = [
+    """Rows and column specs of the case explorer (plain JSON data), from ``report.columns``."""
+    import numpy as np
+
+    columns = report.columns
+    metrics = list(columns.metrics)
+    specs = [
         {"key": "case_id", "label": "case"},
         {"key": "mode", "label": "mode"},
         {"key": "status", "label": "status"},
@@ -91,56 +102,127 @@ def report_explorer_data(report: EvaluationReport, limits: ExportLimits) -> dict
         {"key": "top_result", "label": "top result"},
         {"key": "error", "label": "error"},
     ]
-    rows = []
     chars = limits.text_chars
-    for result in report.raw["case_results"]:
-        response = result["response"] or {}
-        error = result["error"]
-        results = response.get("results") or []
-        row: dict[str, Any] = {
-            "case_id": result["case_id"],
-            "mode": result["query_mode"],
-            "status": "ok" if error is None else "error",
-            "latency_ms": _json_number(result["latency_ms"]),
-            "query": _shorten_or_none(result["query"], chars),
-            "answer": _shorten_or_none(response.get("answer"), chars),
-            "top_result": _shorten_or_none(results[0]["text"], chars) if results else None,
-            "error": _shorten_or_none(f"{error['error_type']}: {error['message']}", chars) if error else None,
+
+    def cut(text: str | None) -> str | None:
+        return text if text is None or len(text) <= chars else shorten(text, chars)
+
+    finite = np.isfinite(columns.latency)
+    latency: list[Any] = np.where(finite, columns.latency, 0.0).tolist()
+    for row in np.flatnonzero(~finite).tolist():
+        latency[row] = None  # null, NaN and infinities: JSON has no number for them
+    for row, value in columns.rows_source.latency_ints.items():
+        latency[row] = _json_number(value)
+    modes = np.array(columns.modes, dtype=object)[columns.mode].tolist()
+    messages = columns.messages.tolist()
+    error_types = [columns.error_types[code] if code >= 0 else None for code in columns.error.tolist()]
+    rows: list[dict[str, Any]] = [
+        {
+            "case_id": case_id,
+            "mode": mode,
+            "status": "ok" if message is None else "error",
+            "latency_ms": latency_ms,
+            "query": cut(query),
+            "answer": cut(answer),
+            "top_result": cut(top),
+            "error": cut(f"{error_type}: {message}") if message is not None else None,
         }
-        for score in result["scores"]:
-            row[f"score:{score['name']}"] = _json_number(score["value"])
-        rows.append(row)
-    return {"columns": columns, "rows": rows, "modes": list(report.modes), "metrics": [f"score:{m}" for m in metrics]}
+        for case_id, mode, message, error_type, latency_ms, query, answer, top in zip(
+            columns.case_ids[columns.case].tolist(),
+            modes,
+            messages,
+            error_types,
+            latency,
+            columns.queries.tolist(),
+            columns.answers.tolist(),
+            columns.top_texts.tolist(),
+        )
+    ]
+    # every score, in report order (a name twice in one result: its first place, its last value)
+    parts = [columns.metric(name) for name in metrics]
+    if parts:
+        where = np.concatenate([part.rows for part in parts])
+        order = np.lexsort((np.concatenate([part.positions for part in parts]), where))
+        keys = np.repeat(np.array([f"score:{name}" for name in metrics], dtype=object), [p.rows.size for p in parts])
+        values = np.concatenate([_json_values(part) for part in parts])
+        for row, key, value in zip(where[order].tolist(), keys[order].tolist(), values[order].tolist()):
+            rows[row][key] = value
+    return {"columns": specs, "rows": rows, "modes": list(report.modes), "metrics": [f"score:{m}" for m in metrics]}
+
+
+def _json_values(column: Any) -> Any:
+    """A metric's values as the explorer's JSON holds them: numbers (finite), bools, text; else null."""
+    import numpy as np
+
+    values = column.raw_values()
+    plain = column.kinds == FLOAT
+    values[plain & ~np.isfinite(column.values)] = None
+    for entry in np.flatnonzero(column.kinds == INT).tolist():
+        values[entry] = _json_number(values[entry])
+    return values
 
 
 def _figures(report: EvaluationReport, limits: ExportLimits) -> list[dict[str, str]]:
-    from heta_nb.plots import plot_metric_summary, plot_scores
+    """The report's figures as SVG drawn by :mod:`heta_nb.render.svg` (no matplotlib)."""
+    from heta_nb.plots.style import mode_colors
+    from heta_nb.render.svg import ModeValues, distribution_chart, summary_chart
 
-    figures: list[tuple[str, Callable[[], Any]]] = []
-    numeric = [m.metric for m in report.metric_summaries() if m.kind != "text"]
+    summaries = report.metric_summaries()
+    numeric = [m.metric for m in summaries if m.kind != "text"]
     metrics = list(dict.fromkeys(numeric))
+    modes = list(report.modes)
+    colors = mode_colors(modes)
+    figures: list[tuple[str, Callable[[], str]]] = []
     if metrics:
+        shown = [s for s in summaries if s.metric in metrics[:8]]
         figures.append(
             (
                 "mean score per mode with 95 % confidence intervals",
-                lambda: plot_metric_summary(report, metrics=metrics[:8]),
+                lambda: summary_chart(shown, modes, colors, 0.95),
             )
         )
+    columns = report.columns
+    errors = {s.mode: s.errors for s in summaries}
     for metric in metrics[: max(0, limits.figures - 1)]:
-        figures.append((f"distribution of {metric} per mode", functools.partial(plot_scores, report, metric)))
-    return [_figure_entry(caption, draw) for caption, draw in figures]
+        column = columns.metric(metric)
+        kind = "number" if any(s.kind == "number" for s in summaries if s.metric == metric) else "bool"
+        series = []
+        for index, mode in enumerate(modes):
+            here = column.numeric & (columns.mode[column.rows] == index)
+            kept = here & ~column.skipped
+            left_out = int(here.sum() - kept.sum())
+            series.append(ModeValues(mode, column.values[kept], left_out, errors.get(mode, 0)))
+        figures.append(
+            (f"distribution of {metric} per mode", functools.partial(distribution_chart, metric, kind, series, colors))
+        )
+    return [_svg_entry(caption, draw) for caption, draw in figures]
 
 
-def _figure_entry(caption: str, draw: Callable[[], Any]) -> dict[str, str]:
-    """A figure of a standalone page: its SVG as a data URI, or why it could not be drawn."""
-    svg, problem = draw_svg(draw)
-    if svg is None:
+def _svg_entry(caption: str, draw: Callable[[], str]) -> dict[str, str]:
+    """A figure of a standalone page from SVG text (or why it could not be drawn)."""
+    try:
+        svg = draw()
+    except (ValueError, OverflowError, FloatingPointError) as exc:
+        lines = str(exc).strip().splitlines()
+        problem = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
         return {"data_uri": "", "alt": caption, "caption": f"{caption}: not drawn ({problem})"}
+    return _data_uri_entry(caption, svg)
+
+
+def _data_uri_entry(caption: str, svg: str) -> dict[str, str]:
     return {
         "data_uri": "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii"),
         "alt": caption,
         "caption": caption,
     }
+
+
+def _figure_entry(caption: str, draw: Callable[[], Any]) -> dict[str, str]:
+    """A matplotlib figure of a standalone page: its SVG as a data URI, or why it could not be drawn."""
+    svg, problem = draw_svg(draw)
+    if svg is None:
+        return {"data_uri": "", "alt": caption, "caption": f"{caption}: not drawn ({problem})"}
+    return _data_uri_entry(caption, svg)
 
 
 def _manifest_block(title: str, value: Any, limit: int) -> dict[str, Any]:
@@ -167,7 +249,7 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         ("written by", writer),
         ("exported by", f"heta_nb {__version__}"),
     ]
-    data = report.raw  # read only: json.dumps of three small parts, not a copy of the report
+    data = report.without_results().raw  # read only: json.dumps of three small parts, no case result opened
     manifests = [
         _manifest_block("Recipe manifest", data["recipe_manifest"], limits.manifest_chars),
         _manifest_block("Knowledge-base manifest", data["knowledge_base_manifest"], limits.manifest_chars),
@@ -297,6 +379,11 @@ def _document(
     )
 
 
+def standalone_page(**parts: Any) -> str:
+    """The standalone page around a static view made above this module (a leaderboard); see ``_document``."""
+    return _document(**parts)
+
+
 def _asset(name: str) -> str:
     """A file of ``render/assets`` (the explorer's script)."""
     return (resources.files("heta_nb") / "render" / "assets" / name).read_text(encoding="utf-8")
@@ -327,6 +414,8 @@ def to_html(
 
     if isinstance(obj, Comparison):
         html = _comparison_document(obj, limits, title)
+    elif callable(getattr(obj, "standalone_document", None)):  # a view made above this module (a Leaderboard)
+        html = obj.standalone_document(limits, title)
     else:
         from heta_nb.model.io import load_report
 

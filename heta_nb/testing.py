@@ -16,7 +16,7 @@ from heta_nb.model.json import dumps_compact
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary
 
-__all__ = ["synthetic_report", "synthetic_report_dict"]
+__all__ = ["assert_no_regression", "synthetic_report", "synthetic_report_dict"]
 
 _WORDS = (
     "harbour lighthouse keeper granite tower ferry island village storm signal lamp "
@@ -203,3 +203,23 @@ def synthetic_report_dict(
 def synthetic_report(n_cases: int = 100, **kwargs: Any) -> EvaluationReport:
     """:func:`synthetic_report_dict` as a validated :class:`EvaluationReport`."""
     return decode_report(dumps_compact(synthetic_report_dict(n_cases, **kwargs)), source="<synthetic>")
+
+
+def assert_no_regression(new: Any, baseline: Any, **settings: Any) -> Any:
+    """Fail a pytest test when ``new`` regressed against ``baseline`` (see :func:`heta_nb.check`).
+
+    Args:
+        new: The new report (an ``EvaluationReport``, a path, URL or ``STORE:KB/ID``).
+        baseline: The baseline report, likewise.
+        **settings: :func:`heta_nb.check`'s settings (``metrics``, ``max_drop``, ``floors``, ...).
+
+    Returns:
+        The :class:`~heta_nb.gate.CheckResult`, when nothing regressed.
+
+    Raises:
+        AssertionError: A regression, or a pair that cannot be compared; the message is the check's text table.
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line
+    from heta_nb.gate import check
+
+    return check(new, baseline, **settings).assert_ok()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,58 +11,61 @@ import numpy as np
 from heta_nb.comparison.overlap import MetricOverlap, Overlap, SystemOverlap
 from heta_nb.comparison.systems import System
 from heta_nb.model.report import EvaluationReport
-from heta_nb.model.summary import numeric_value
 
 __all__ = ["Aligned", "align_scores"]
 
 
 class _Slot:
-    """What one pass over a report collected for one system (its mode)."""
+    """What one system (a report's mode) contributes: its results, first of each case."""
 
-    __slots__ = ("duplicates", "errors", "keys", "queries", "scores", "seen", "units")
+    __slots__ = ("duplicates", "errors", "keys", "queries", "scores", "units")
 
     def __init__(self) -> None:
         self.keys: list[tuple[str, str]] = []
         self.units: list[str | None] = []
         self.queries: list[str] = []
-        self.seen: dict[tuple[str, str], int] = {}
-        self.errors: list[int] = []
-        # metric -> (positions in keys, numeric values, skipped flags)
-        self.scores: dict[str, tuple[list[int], list[float], list[bool]]] = {}
+        self.errors = np.zeros(0, dtype=np.intp)
+        # metric -> (positions in keys, numeric values, skipped flags); first-seen order
+        self.scores: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.duplicates = 0
 
 
-def _collect(report: EvaluationReport, slots: Mapping[str, _Slot]) -> None:
-    """One pass over ``report``'s case results, filling the slot of each result's mode."""
-    for result in report.raw["case_results"]:
-        slot = slots.get(result["query_mode"])
-        if slot is None:
+def _collect(report: EvaluationReport, mode: str) -> _Slot:
+    """One system's results from ``report.columns``: the first result of each (unit, case)
+    of ``mode``, its errors, and per metric its numeric scores (text ones are only named)."""
+    columns = report.columns
+    slot = _Slot()
+    rows = columns.mode_rows(mode)
+    if not rows.size:
+        return slot
+    # a missing unit and an empty one are the same key ("")
+    unit_group = np.array([columns.units.index(unit or None) if unit else -1 for unit in columns.units], np.int64)
+    key = (unit_group[columns.unit[rows]] + 1) * max(1, columns.case_ids.size) + columns.case[rows]
+    _, first = np.unique(key, return_index=True)
+    kept = rows[np.sort(first)]
+    slot.duplicates = int(rows.size - kept.size)
+    units = [columns.units[code] for code in columns.unit[kept].tolist()]
+    case_ids = columns.case_ids[columns.case[kept]].tolist()
+    slot.units = units
+    slot.keys = [(unit or "", case_id) for unit, case_id in zip(units, case_ids)]
+    slot.queries = columns.queries[kept].tolist()
+    ok = columns.ok[kept]
+    slot.errors = np.flatnonzero(~ok)
+    position = np.full(columns.n, -1, dtype=np.intp)
+    position[kept[ok]] = np.flatnonzero(ok)
+    firsts: list[tuple[int, int, str]] = []
+    for name in columns.metrics:
+        column = columns.metric(name)
+        where = position[column.rows]
+        here = where >= 0
+        if not here.any():
             continue
-        unit = result["metadata"].get("benchmark_run_unit")
-        unit = unit if isinstance(unit, str) else None
-        key = (unit or "", result["case_id"])
-        if key in slot.seen:
-            slot.duplicates += 1
-            continue
-        pos = len(slot.keys)
-        slot.seen[key] = pos
-        slot.keys.append(key)
-        slot.units.append(unit)
-        slot.queries.append(result["query"])
-        if result["error"] is not None:
-            slot.errors.append(pos)
-            continue
-        for score in result["scores"]:
-            name = score["name"]
-            entry = slot.scores.get(name)
-            if entry is None:
-                entry = slot.scores[name] = ([], [], [])
-            number = numeric_value(score["value"])
-            if number is None:  # text: counted as unscored in align_scores
-                continue
-            entry[0].append(pos)
-            entry[1].append(number)  # non-finite values become NaN in align_scores
-            entry[2].append(score["metadata"].get("skipped") is True)
+        entries = np.flatnonzero(here)
+        firsts.append((int(column.rows[entries[0]]), int(column.positions[entries[0]]), name))
+        numeric = entries[column.numeric[entries]]
+        slot.scores[name] = (where[numeric], column.values[numeric], column.skipped[numeric])
+    slot.scores = {name: slot.scores[name] for _, _, name in sorted(firsts)}
+    return slot
 
 
 @dataclass
@@ -106,9 +109,7 @@ def align_scores(
     Raises:
         ValueError: Unknown metrics, or no numeric metric in common.
     """
-    slots = [_Slot() for _ in systems]
-    for index, report in enumerate(loaded):
-        _collect(report, {s.mode: slots[k] for k, s in enumerate(systems) if s.report_index == index})
+    slots = [_collect(loaded[system.report_index], system.mode) for system in systems]
 
     # Match by (unit, case_id); by case_id alone when the run units differ but case ids are unique.
     by_case = False
@@ -146,11 +147,11 @@ def align_scores(
     errored = np.zeros((n_systems, n_cases), dtype=bool)
     for k, slot in enumerate(slots):
         present[k, maps[k]] = True
-        errored[k, maps[k][np.asarray(slot.errors, dtype=np.intp)]] = True
+        errored[k, maps[k][slot.errors]] = True
         for j, metric in enumerate(chosen):
             entry = slot.scores.get(metric)
-            if entry:
-                where = maps[k][np.asarray(entry[0], dtype=np.intp)]
+            if entry is not None and entry[0].size:
+                where = maps[k][entry[0]]
                 values[k, j, where] = entry[1]
                 skipped[k, j, where] = entry[2]
     finite = np.isfinite(values)
@@ -206,7 +207,7 @@ def _choose_metrics(
     notes: list[str],
 ) -> tuple[str, ...]:
     """The metrics compared: given ones (checked) or every numeric metric all systems share."""
-    numeric = [{m for m, entry in slot.scores.items() if entry[0]} for slot in slots]
+    numeric = [{m for m, entry in slot.scores.items() if entry[0].size} for slot in slots]
     # A system with no numeric score at all (every case errored) does not narrow the choice.
     scoring = [k for k, names in enumerate(numeric) if names]
     if metrics is not None:

@@ -130,6 +130,10 @@ def compare(
 
     found: list[str] = []
     report_labels = unique_labels([r.report_id for r in loaded])
+    _check_names("mode", [modes] if isinstance(modes, str) else modes, [m for r in loaded for m in r.modes])
+    known_metrics = [m for r in loaded for m in r.metric_names]
+    _check_names("metric", [metrics] if isinstance(metrics, str) else metrics, known_metrics)
+    found.extend(_same_report_warnings(loaded, report_labels))
     pairs, mode_names = resolve_systems(loaded, modes, report_labels, found)
     if len(pairs) < 2:
         raise ValueError(f"compare() needs two or more systems (reports × modes), got {len(pairs)}")
@@ -184,3 +188,32 @@ def compare(
             "include_skipped": bool(include_skipped),
         },
     )
+
+
+def _check_names(kind: str, wanted: Sequence[str] | None, known: Sequence[str]) -> None:
+    """Refuse a mode or metric no report has, naming the closest one (``did you mean 'ndcg@5'?``)."""
+    import difflib
+
+    choices = list(dict.fromkeys(known))
+    for name in wanted or ():
+        if name in choices:
+            continue
+        close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else f"the reports have {', '.join(map(repr, choices)) or 'none'}"
+        raise ValueError(f"unknown {kind} {name!r}; {hint}")
+
+
+def _same_report_warnings(reports: Sequence[Any], labels: Sequence[str]) -> list[str]:
+    """A warning for each report given twice: every difference would be 0 by construction."""
+    found = []
+    for i, report in enumerate(reports):
+        for j in range(i):
+            other = reports[j]
+            if report is other or (report.report_id == other.report_id and report.raw == other.raw):
+                found.append(
+                    f"{labels[j]!r} and {labels[i]!r} are the same report (identical results): every "
+                    "difference is 0 by construction; pass the report of another recipe or run "
+                    "(or one report alone to compare its modes)"
+                )
+                break
+    return found

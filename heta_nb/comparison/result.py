@@ -252,6 +252,13 @@ class Comparison(RichDisplay):
         frame.attrs.update(metric=metric, baseline=self.baseline)
         return frame
 
+    def explore(self, *, benchmark: Any = None, **filters: Any) -> Any:
+        """Both systems side by side per case, coloured deltas, quick filters (an
+        :class:`~heta_nb.explorer.Explorer`); see :func:`heta_nb.explore`."""
+        from heta_nb.explorer import explore
+
+        return explore(self, benchmark=benchmark, **filters)
+
     def most_improved(self, metric: str, n: int = 10, system: int | str | None = None) -> pd.DataFrame:
         """The ``n`` cases where ``system`` beats the baseline by most (largest positive delta first)."""
         return self._extremes(metric, n, system, improved=True)
@@ -416,10 +423,7 @@ def _num(value: float, *, sign: bool = False) -> str:
 def _axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Axes, tuple[str, ...]]:
     """``ax`` (or the axes of a new pyplot-free figure) and the package's colour palette."""
     from heta_nb.plots import PALETTE
+    from heta_nb.plots.style import new_axes
 
-    if ax is not None:
-        return ax, PALETTE
-    from matplotlib.figure import Figure
-
-    # No layout engine, as in heta_nb.plots: saving twice gives the same bytes.
-    return Figure(figsize=size).subplots(), PALETTE
+    # a PlotFigure, as in heta_nb.plots: no layout engine, and it displays as an image by itself
+    return new_axes(ax, size), PALETTE

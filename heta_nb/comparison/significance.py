@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
+
 from heta_nb.comparison.align import Aligned
+from heta_nb.stats.batch import paired_tests
 from heta_nb.stats.format import p_text
-from heta_nb.stats.paired import PairedTest, holm, paired_test
+from heta_nb.stats.paired import PairedTest, holm
 
 __all__ = ["is_significant", "run_paired_tests", "verdict_text"]
 
@@ -25,35 +28,41 @@ def run_paired_tests(
 ) -> dict[tuple[int, int], PairedTest]:
     """Test every non-baseline system against the baseline on every metric's aligned cases.
 
+    One set of resamples serves every test (:func:`heta_nb.stats.batch.paired_tests`): the
+    cases aligned for some metric are resampled together, and each metric's cases are
+    picked out of them with its mask.
+
     Args:
         aligned: The aligned scores.
         base: Index of the baseline system.
         systems: Number of systems.
         resamples: Bootstrap resamples, and permutation resamples when not exact.
         confidence: Confidence level of the intervals.
-        seed: Seed of every test (each test depends only on its two score arrays).
+        seed: Seed of the resamples (each test depends only on its two score arrays and
+            the cases aligned for some metric).
         tie_tolerance: ``|delta| <= tie_tolerance`` counts as a tie.
         correction: ``"holm"`` (adjust every test as one family) or ``"none"``.
 
     Returns:
         The test of each ``(system index, metric index)``.
     """
-    tests: dict[tuple[int, int], PairedTest] = {}
-    for j in range(len(aligned.metrics)):
-        mask = aligned.mask[j]
-        a = aligned.values[base, j, mask]
-        for s in range(systems):
-            if s != base:
-                tests[(s, j)] = paired_test(
-                    a,
-                    aligned.values[s, j, mask],
-                    resamples=resamples,
-                    confidence=confidence,
-                    seed=seed,
-                    tie_tolerance=tie_tolerance,
-                )
+    keys = [(s, j) for j in range(len(aligned.metrics)) for s in range(systems) if s != base]
+    cases = np.flatnonzero(aligned.mask.any(axis=0)) if aligned.mask.size else np.zeros(0, np.intp)
+    values = aligned.values[:, :, cases]
+    mask = np.array([aligned.mask[j, cases] for _, j in keys], dtype=bool).reshape(len(keys), cases.size)
+    a = np.array([values[base, j] for _, j in keys]).reshape(len(keys), cases.size)
+    b = np.array([values[s, j] for s, j in keys]).reshape(len(keys), cases.size)
+    found = paired_tests(
+        np.where(mask, a, 0.0),
+        np.where(mask, b, 0.0),
+        mask,
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+        tie_tolerance=tie_tolerance,
+    )
+    tests = dict(zip(keys, found))
     if correction == "holm":
-        keys = list(tests)
         adjusted = holm([tests[k].p_value for k in keys])
         tests = {k: replace(tests[k], p_value_adjusted=p) for k, p in zip(keys, adjusted)}
     return tests

@@ -9,6 +9,7 @@ from heta_nb.model.fields import Flag, Items, JsonObject, Nested, Number, ScoreV
 from heta_nb.model.query import QueryResponse
 from heta_nb.model.record import Problems, Record, RichDisplay
 from heta_nb.model.summary import numeric_value
+from heta_nb.model.valid import is_canonical_result
 
 __all__ = ["EvaluationCaseResult", "EvaluationError", "EvaluationScore"]
 
@@ -125,15 +126,48 @@ class EvaluationCaseResult(RichDisplay, Record):
         if raw.get("response") is None and raw.get("error") is None:
             problems.add(path, "either response or error must be set")
 
+    is_canonical = staticmethod(is_canonical_result)
+
+    # -- a case result of a lazily read report (heta_nb.model.lazy) --------------------
+    @classmethod
+    def _lazy(cls, results: Any, row: int) -> EvaluationCaseResult:
+        """Case result ``row`` of ``results`` (a ``LazyResults``), parsed when first opened."""
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "_cache", {_LAZY: (results, row)})
+        return obj
+
+    def _materialize(self) -> dict[str, Any]:
+        cache = self._cache
+        if not cache or _LAZY not in cache:
+            return super()._materialize()
+        results, row = cache[_LAZY]
+        loaded: dict[str, Any] = results.load(row)
+        return loaded
+
+    def _lazy_field(self, key: str) -> Mapping[str, Any]:
+        if key in _LIGHT_FIELDS:
+            results, row = self._cache[_LAZY]  # type: ignore[index]
+            return {key: results.light(row, key)}
+        return self.raw
+
+    def _light(self, key: str) -> Any:
+        """``ok`` or ``unit_id`` of a lazily read case result, without parsing it; else ``_HEAVY``."""
+        cache = self._cache
+        if cache is None or _LAZY not in cache:
+            return _HEAVY
+        results, row = cache[_LAZY]
+        return results.light(row, key)
+
     @property
     def ok(self) -> bool:
         """True when the case produced a response (no error)."""
-        return self.raw["error"] is None
+        light = self._light("ok")
+        return bool(light) if light is not _HEAVY else self.raw["error"] is None
 
     @property
     def status(self) -> str:
         """``"ok"`` or ``"error"``."""
-        return "ok" if self.raw["error"] is None else "error"
+        return "ok" if self.ok else "error"
 
     def score(self, name: str) -> EvaluationScore | None:
         """The score named ``name``, or None."""
@@ -145,5 +179,17 @@ class EvaluationCaseResult(RichDisplay, Record):
     @property
     def unit_id(self) -> str | None:
         """The benchmark run unit this result belongs to (``metadata.benchmark_run_unit``)."""
-        unit = self.raw["metadata"].get("benchmark_run_unit")
+        unit = self._light("unit_id")
+        if unit is _HEAVY:
+            unit = self.raw["metadata"].get("benchmark_run_unit")
         return unit if isinstance(unit, str) else None
+
+
+_LAZY = "_lazy"
+"""The key of a lazily read case result's ``(LazyResults, row)`` in its ``_cache``."""
+
+_LIGHT_FIELDS = frozenset(("case_id", "query", "query_mode"))
+"""Fields a lazily read case result gives without being parsed."""
+
+_HEAVY: Any = object()
+"""What :meth:`EvaluationCaseResult._light` says of a record that is not lazily read."""

@@ -218,13 +218,19 @@ class Items(Field[tuple[RecordT, ...]]):
             problems.add(here, f"expected array, got {json_type_name(raw)}")
             return raw
         check = self.record.check_json
+        canonical = self.record.is_canonical
         for index, item in enumerate(raw):
+            if canonical(item):  # every field there and valid: nothing to complete or report
+                continue
             checked = check(item, f"{here}[{index}]", problems)
             if checked is not item:
                 raw[index] = checked
         return raw
 
     def read(self, obj: Record, raw: Any) -> tuple[RecordT, ...]:
+        if type(raw) is not list:  # a lazily read report's case results (heta_nb.model.lazy)
+            lazy: tuple[RecordT, ...] = cached_on(obj, self.key, raw.records)
+            return lazy
         wrap = self.record.from_raw
         items: tuple[RecordT, ...] = cached_on(obj, self.key, lambda: tuple(wrap(item) for item in raw))
         return items

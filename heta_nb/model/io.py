@@ -5,16 +5,16 @@ Heta 0.1.2 has no report loader at all; this is the one both sides can use.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from heta_nb._util.fs import read_regular_file
 from heta_nb.errors import ReportFormatError, ReportNotFoundError
-from heta_nb.model.json import dumps_compact, json_type_name, to_json_value, utf8_json
+from heta_nb.model.json import json_type_name, to_json_value, utf8_json
+from heta_nb.model.lazy import lazify
+from heta_nb.model.parse import parse_json, paused_gc
 from heta_nb.model.record import Problems, TooManyProblems
 from heta_nb.model.report import SUPPORTED_SCHEMA_VERSIONS, EvaluationReport
 
@@ -32,7 +32,7 @@ ReportSource = Any
 """A path, ``os.PathLike``, fsspec URL, JSON text or bytes, mapping, or object with ``to_dict()``."""
 
 
-def load_report(source: ReportSource) -> EvaluationReport:
+def load_report(source: ReportSource, *, max_bytes: int | None = None) -> EvaluationReport:
     """Load an :class:`EvaluationReport` from almost anything.
 
     Args:
@@ -41,6 +41,10 @@ def load_report(source: ReportSource) -> EvaluationReport:
             JSON text or bytes; a mapping in the report schema; an ``EvaluationReport``;
             or any object with a ``to_dict()`` returning that schema, such as a
             ``heta_framework`` EvaluationReport (converted without importing heta).
+        max_bytes: the largest file (or URL object) read; default 4 GiB, or the
+            ``HETA_NB_MAX_BYTES`` environment variable. A larger one is refused before
+            it is read. Only regular files are read: a FIFO or a device (``/dev/zero``)
+            is refused, saying what it is.
 
     Returns:
         The validated, immutable report. A report written by Heta round-trips exactly:
@@ -58,7 +62,7 @@ def load_report(source: ReportSource) -> EvaluationReport:
     if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
         return decode_report(source, source="<report text>")
     if isinstance(source, (str, os.PathLike)):
-        return decode_report(_read_location(source), source=os.fspath(source))
+        return decode_report(_read_location(source, max_bytes), source=os.fspath(source))
     if isinstance(source, Mapping):
         return parse_report(source, source="<report dict>")
     to_dict = getattr(source, "to_dict", None)
@@ -102,21 +106,24 @@ def local_report_file(source: Any) -> Path | None:
         return None
 
 
-def _read_location(location: str | os.PathLike[str]) -> bytes:
+_RAISE_LIMIT = "load_report(..., max_bytes={size})"
+
+
+def _read_location(location: str | os.PathLike[str], max_bytes: int | None = None) -> bytes:
     text = os.fspath(location)
     path = local_path(text)
     if path is None:
         from heta_nb._util.fs import read_url
 
-        return read_url(text)
+        return read_url(text, max_bytes=max_bytes, hint=_RAISE_LIMIT)
     try:
-        return path.read_bytes()
+        return read_regular_file(path, max_bytes=max_bytes, hint=_RAISE_LIMIT)
     except FileNotFoundError:
         raise ReportNotFoundError(f"{text}: no such file") from None
     except IsADirectoryError:
         candidate = path / "report.json"
         if candidate.is_file():
-            return candidate.read_bytes()
+            return read_regular_file(candidate, max_bytes=max_bytes, hint=_RAISE_LIMIT)
         raise ReportFormatError(text, ["is a directory without a report.json"]) from None
     except OSError as exc:
         raise ReportFormatError(text, [f"cannot read: {exc.strerror or exc}"]) from None
@@ -125,65 +132,30 @@ def _read_location(location: str | os.PathLike[str]) -> bytes:
 def decode_report(data: bytes | str, *, source: str) -> EvaluationReport:
     """Parse report JSON (Heta's encoding, ``NaN``/``Infinity`` accepted) and validate it.
 
+    The JSON is read with orjson (the standard library where orjson would read it
+    differently: ``NaN``, lone surrogates, integers beyond 64 bits), the garbage
+    collector paused. Every field is validated now; then each case result is kept as
+    its compact JSON until it is opened (:mod:`heta_nb.model.lazy`), beside the columns
+    the views read, so the report takes about the memory of its file.
+
     Args:
         data: The file's bytes (UTF-8, a BOM allowed) or its text.
         source: Names the report in error messages (a path or ``<report bytes>``).
 
     Returns:
-        The report, wrapping the parsed JSON (``to_json()`` gives Heta's bytes back).
+        The report (``to_json()`` gives Heta's bytes back).
 
     Raises:
         ReportFormatError: invalid JSON (line and column), an unsupported
             ``schema_version`` or a missing key, or fields of the wrong type (JSON paths).
     """
-    if isinstance(data, bytes):
-        if not data.strip():
-            raise ReportFormatError(source, ["empty file, not a report"])
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise ReportFormatError(source, [f"not UTF-8 text (byte {exc.start}): {exc.reason}"]) from None
-    else:
-        text = data
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as exc:
-        ended_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-        hint = " (the file looks truncated)" if ended_early else ""
-        raise ReportFormatError(
-            source, [f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}"]
-        ) from None
-    except ValueError as exc:
-        # Not a JSONDecodeError: an integer longer than sys.get_int_max_str_digits().
-        # Find it only now, so that the normal path stays a bare json.loads.
-        get_limit = getattr(sys, "get_int_max_str_digits", None)
-        limit = int(get_limit()) if get_limit is not None else 0
-        if not limit or "integer string conversion" not in str(exc):
-            raise ReportFormatError(source, [f"invalid JSON: {exc}"]) from None
-        place = ""
-        # a string (skipped) or a number whose integer part json converts with int()
-        for match in re.finditer(r'"(?:[^"\\]|\\.)*"|-?(\d+)(\.\d+)?([eE][-+]?\d+)?', text):
-            digits = match.group(1)
-            if digits is not None and match.group(2) is None and match.group(3) is None and len(digits) > limit:
-                offset = match.start()
-                line, column = text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
-                place = f" at line {line}, column {column}"
-                break
-        raise ReportFormatError(source, [f"invalid JSON{place}: an integer with more than {limit} digits"]) from None
-    except RecursionError:
-        outside_strings = re.sub(r'"(?:[^"\\]|\\.)*"', "", text)
-        depth = deepest = 0
-        for char in re.sub(r"[^\[\]{}]+", "", outside_strings):
-            depth += 1 if char in "[{" else -1
-            deepest = max(deepest, depth)
-        limit = sys.getrecursionlimit()
-        what = (
-            f"nested more than {limit} levels deep ({deepest} levels)"
-            if deepest > limit
-            else f"nested {deepest} levels deep, too deep for the JSON parser here"
-        )
-        raise ReportFormatError(source, [f"invalid JSON: {what}"]) from None
-    return _validated(parsed, source, every_key=True)
+    with paused_gc():
+        parsed, exact = parse_json(data, source=source)
+        checked = _checked(parsed, source, every_key=True)
+        if exact and type(checked.get("case_results")) is list:
+            checked["case_results"] = lazify(checked)
+            return EvaluationReport._lazily(checked)
+        return EvaluationReport.from_raw(checked)
 
 
 def parse_report(data: Mapping[str, Any], *, source: str = "<report dict>") -> EvaluationReport:
@@ -222,7 +194,12 @@ _DEFAULTED_KEYS = (
 ``report.json`` has (Heta writes all 13 keys): a file without one is not a report."""
 
 
-def _validated(parsed: Any, source: str, *, every_key: bool = False) -> EvaluationReport:
+def _validated(parsed: Any, source: str) -> EvaluationReport:
+    return EvaluationReport.from_raw(_checked(parsed, source))
+
+
+def _checked(parsed: Any, source: str, *, every_key: bool = False) -> dict[str, Any]:
+    """``parsed`` validated as a report's JSON object (completed with defaults where absent)."""
     if not isinstance(parsed, dict):
         raise ReportFormatError(source, [f"expected a JSON object at the top level, got {json_type_name(parsed)}"])
     version = parsed.get("schema_version", "1")
@@ -249,7 +226,7 @@ def _validated(parsed: Any, source: str, *, every_key: bool = False) -> Evaluati
         problems.items.append("value nested too deeply")
     if problems:
         raise ReportFormatError(source, problems.items, more=problems.more)
-    return EvaluationReport.from_raw(checked)
+    return checked  # type: ignore[no-any-return]
 
 
 def encode_report(report: EvaluationReport) -> bytes:
@@ -257,4 +234,4 @@ def encode_report(report: EvaluationReport) -> bytes:
 
     A lone surrogate (which UTF-8 cannot encode) is written as its ``\\uXXXX`` escape.
     """
-    return utf8_json(dumps_compact(report.raw))
+    return utf8_json(report.to_json())

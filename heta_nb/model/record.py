@@ -5,7 +5,7 @@ validation :class:`Problems` and the lazy rich-display hook (the field kinds are
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 
 from heta_nb._util.text import shorten
 from heta_nb.errors import ReportFormatError
@@ -89,7 +89,12 @@ class Field(Generic[T]):
     def __get__(self, obj: Record | None, owner: type | None = None) -> Field[T] | T:
         if obj is None:
             return self
-        return self.read(obj, obj.raw[self.key])
+        data: Mapping[str, Any]
+        try:
+            data = _raw_slot(obj)
+        except AttributeError:  # a lazily read record: it knows some fields without opening
+            data = obj._lazy_field(self.key)
+        return self.read(obj, data[self.key])
 
     # -- behaviour each kind of field provides -------------------------------------
     def build(self, value: Any) -> Any:
@@ -170,9 +175,13 @@ class Record:
     it as an attribute.
 
     ``raw`` is the record's JSON object as stored, shared and not copied: views and the
-    runner read it directly (the fastest way through 100,000 results), and nothing may
-    change it. ``to_dict()`` gives a copy to change; :meth:`from_raw` wraps a JSON
-    object that is already valid, :meth:`from_dict` checks and copies one.
+    runner read it directly, and nothing may change it. ``to_dict()`` gives a copy to
+    change; :meth:`from_raw` wraps a JSON object that is already valid, :meth:`from_dict`
+    checks and copies one.
+
+    A report read from a file keeps its case results as JSON bytes until they are opened
+    (:mod:`heta_nb.model.lazy`): such a record fills ``raw`` on first use (parsing), and
+    reads the fields it knows without it (a case result's id, query and mode).
     """
 
     __slots__ = ("raw", "_cache")
@@ -185,6 +194,38 @@ class Record:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._fields = tuple(v for v in vars(cls).values() if isinstance(v, Field))
+
+    # -- lazily read records ---------------------------------------------------------
+    if not TYPE_CHECKING:  # hidden from type checkers, which would take every attribute as existing
+
+        def __getattr__(self, name: str) -> Any:
+            """Fill ``raw`` of a lazily read record on first use (only ``raw`` is ever missing)."""
+            if name != "raw":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            data = self._materialize()
+            object.__setattr__(self, "raw", data)
+            return data
+
+    def _materialize(self) -> dict[str, Any]:
+        """The JSON object of a lazily read record (parsed now); other records have ``raw``."""
+        raise AttributeError(f"{type(self).__name__} has no raw JSON object")
+
+    def _lazy_field(self, key: str) -> Mapping[str, Any]:
+        """A mapping holding field ``key`` of a lazily read record (default: :meth:`_lazy_data`)."""
+        return self._lazy_data()
+
+    def _lazy_data(self) -> dict[str, Any]:
+        """What a lazily read record holds in place of ``raw`` (default: ``raw``, parsed now)."""
+        data: dict[str, Any] = self.raw
+        return data
+
+    def _data(self) -> dict[str, Any]:
+        """``raw``, or for a lazily read report, its JSON object with the case results unopened."""
+        try:
+            data: dict[str, Any] = _raw_slot(self)
+        except AttributeError:
+            data = self._lazy_data()
+        return data
 
     # -- construction ------------------------------------------------------------
     def _assign(self, values: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> None:
@@ -266,6 +307,12 @@ class Record:
     def _check_rules(cls, raw: dict[str, Any], path: str, problems: Problems) -> None:
         """Cross-field rules for loaded data (override when needed)."""
 
+    @staticmethod
+    def is_canonical(raw: Any) -> bool:
+        """A quick test that :meth:`check_json` would accept ``raw`` unchanged: every field
+        present and valid. False only means "look closer" (the default says it always)."""
+        return False
+
     @classmethod
     def coerce(cls: type[R], value: Any, *, label: str | None = None) -> R:
         """Return ``value`` as this record type, normalising it with Heta's rules.
@@ -333,7 +380,7 @@ class Record:
     def __repr__(self) -> str:
         shown = []
         for field in self._fields[:3]:
-            value = self.raw.get(field.key)
+            value = field.__get__(self)
             if isinstance(value, str):
                 shown.append(f"{field.key}={shorten(value, 40)!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
@@ -344,7 +391,7 @@ class Record:
         unknown = set(changes) - names
         if unknown:
             raise TypeError(f"{type(self).__name__} has no field(s): {', '.join(sorted(unknown))}")
-        data = dict(self.raw)
+        data = dict(self._data())
         for field in self._fields:
             if field.key in changes:
                 value = changes[field.key]
@@ -353,13 +400,18 @@ class Record:
                 else:
                     data[field.key] = field.build(value)
         self._check_built(data)
-        return type(self).from_raw(data)
+        return type(self)._from_data(data)
+
+    @classmethod
+    def _from_data(cls: type[R], data: dict[str, Any]) -> R:
+        """A record of what :meth:`_data` gave, changed (a lazily read report stays lazy)."""
+        return cls.from_raw(data)
 
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys this version of heta_nb does not know (kept and written back unchanged)."""
         names = {field.key for field in self._fields}
-        frozen: Mapping[str, Any] = freeze({k: v for k, v in self.raw.items() if k not in names})
+        frozen: Mapping[str, Any] = freeze({k: v for k, v in self._data().items() if k not in names})
         return frozen
 
     def to_dict(self) -> dict[str, Any]:
@@ -370,6 +422,10 @@ class Record:
     def to_json(self) -> str:
         """Heta's compact JSON encoding of this record."""
         return dumps_compact(self.raw)
+
+
+_raw_slot: Callable[[Record], dict[str, Any]] = Record.__dict__["raw"].__get__
+"""``record.raw`` where it is set; AttributeError (never parsing) for a lazily read record."""
 
 
 def rich_display(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:

@@ -5,21 +5,20 @@ honest statistics (:func:`summarize_metrics`: n, errors, skipped, spread and a C
 from __future__ import annotations
 
 import math
-from array import array
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from heta_nb import stats
 from heta_nb._util.text import plural
+from heta_nb.model.collect import ERROR, TEXT, RowCollector
 
 __all__ = [
     "EXACT_NUMBERS",
     "HasRaw",
-    "MetricCollector",
     "MetricSummary",
     "as_float",
     "heta_score_summary",
+    "heta_summary_of_rows",
     "is_evaluator_error",
     "numeric_value",
     "summarize_metrics",
@@ -197,191 +196,47 @@ class MetricSummary:
         return "; ".join(parts)
 
 
-def summarize_metrics(report: HasRaw, *, confidence: float = 0.95) -> list[MetricSummary]:
+def summarize_metrics(report: Any, *, confidence: float = 0.95) -> list[MetricSummary]:
     """One :class:`MetricSummary` per mode × metric, in mode then evaluator order.
 
     Args:
-        report: An ``EvaluationReport`` (only its ``raw`` JSON object is read).
+        report: An ``EvaluationReport`` (computed from its ``columns``).
         confidence: The confidence level of the intervals.
 
     Returns:
         The summaries; ``EvaluationReport.metric_summaries`` keeps them per level.
     """
-    collector = MetricCollector(report.raw["query_modes"])
-    add = collector.add
-    for result in report.raw["case_results"]:
-        add(result)
-    return collector.summaries(confidence=confidence)
+    summaries: list[MetricSummary] = report.columns.metric_summaries(confidence=confidence)
+    return summaries
 
 
-class MetricCollector:
-    """Accumulates, one case result at a time, what :func:`summarize_metrics` needs.
-
-    A caller that walks every case result anyway (the HTML renderer) feeds the same
-    pass and gets identical summaries, instead of walking a large report twice.
+def heta_summary_of_rows(rows: RowCollector) -> dict[str, float]:
+    """:func:`heta_score_summary` of the case results ``rows`` collected, bit for bit.
 
     Args:
-        modes: the report's ``query_modes`` (their order comes first, duplicates dropped).
+        rows: A report's :class:`~heta_nb.model.collect.RowCollector`.
+
+    Returns:
+        ``{"mode.score name": mean}``, keys sorted.
     """
-
-    __slots__ = ("cases", "errors", "metrics", "modes", "_series")
-
-    def __init__(self, modes: Iterable[str] = ()) -> None:
-        self.modes: dict[str, None] = dict.fromkeys(modes)
-        """Modes in report order (``query_modes``, then modes only seen in results)."""
-        self.metrics: dict[str, None] = {}
-        """Score names in first-seen order (the report's ``metric_names``)."""
-        self.cases: dict[str, int] = dict.fromkeys(self.modes, 0)
-        self.errors: dict[str, int] = dict.fromkeys(self.modes, 0)
-        # mode -> score name -> [values, has a non-bool number, skipped positions or None,
-        #                        scores whose evaluator raised]
-        self._series: dict[str, dict[str, list[Any]]] = {}
-
-    def _mode(self, mode: str) -> dict[str, list[Any]]:
-        series: dict[str, list[Any]] = {}
-        self._series[mode] = series
-        if mode not in self.modes:
-            self.modes[mode] = None
-            self.cases[mode] = 0
-            self.errors[mode] = 0
-        return series
-
-    def add(self, result: Mapping[str, Any]) -> None:
-        """Count one case result, given in its JSON form (``EvaluationCaseResult.raw``)."""
-        mode = result["query_mode"]
-        series = self._series.get(mode)
-        if series is None:
-            series = self._mode(mode)
-        self.cases[mode] += 1
-        if result["error"] is not None:
-            self.errors[mode] += 1
-        for score in result["scores"]:
-            value = score["value"]
-            kind = type(value)
-            entry = series.get(score["name"])
-            if entry is None:
-                entry = series[score["name"]] = [array("d"), False, None, 0]
-                self.metrics.setdefault(score["name"], None)
-            if kind is float:
-                entry[1] = True
-            elif kind is bool:
-                value = 1.0 if value else 0.0
-            elif kind is int:
-                entry[1] = True
-                value = as_float(value)
-            else:
-                numeric = numeric_value(value)
-                if numeric is None:  # text: counted by name only
-                    if is_evaluator_error(score):
-                        entry[3] += 1
-                    continue
-                if not isinstance(value, bool):
-                    entry[1] = True
-                value = numeric
-            if score["metadata"].get("skipped") is True:
-                if entry[2] is None:
-                    entry[2] = []
-                entry[2].append(len(entry[0]))
-            entry[0].append(value)
-
-    def values(self, mode: str, metric: str) -> Sequence[float]:
-        """The numeric values collected so far for ``metric`` in ``mode`` (do not modify)."""
-        entry = self._series.get(mode, {}).get(metric)
-        return entry[0] if entry is not None else ()
-
-    def skipped_positions(self, mode: str, metric: str) -> Sequence[int]:
-        """Positions in :meth:`values` of the skipped scores (``metadata.skipped``), increasing."""
-        entry = self._series.get(mode, {}).get(metric)
-        return entry[2] or () if entry is not None else ()
-
-    def summaries(self, *, confidence: float = 0.95) -> list[MetricSummary]:
-        """One :class:`MetricSummary` per mode × metric seen, in mode then metric order."""
-        summaries = []
-        for mode in self.modes:
-            series = self._series.get(mode)
-            if series is None:
+    modes = list(rows.mode_index)
+    grouped: dict[str, list[tuple[int, int, float]]] = {}
+    sources: dict[str, set[tuple[int, str]]] = {}
+    for name, slot in rows.metric_index.items():
+        entries = rows.metrics[slot]
+        keys = [f"{mode}.{name}" for mode in modes]
+        for entry, kind in enumerate(entries.kinds):
+            if kind == TEXT or kind == ERROR:
                 continue
-            for metric in self.metrics:
-                entry = series.get(metric)
-                if entry is None:
-                    continue
-                nums, plain, skips, failed = entry
-                summary = _summary(
-                    mode, metric, nums, plain, skips or (), self.cases[mode], self.errors[mode], confidence
-                )
-                summaries.append(replace(summary, evaluator_errors=failed) if failed else summary)
-        return summaries
-
-
-def _summary(
-    mode: str,
-    metric: str,
-    nums: array[float],
-    plain: bool,
-    skips: Sequence[int],
-    cases: int,
-    errors: int,
-    confidence: float,
-) -> MetricSummary:
-    nan = math.nan
-    n = len(nums)
-    if n == 0:
-        kind = "text"
-    elif not plain:
-        kind = "bool"
-    else:
-        kind = "number"
-    total = sum(nums)
-    mean = total / n if n else nan
-    if skips:
-        # ``skips`` holds increasing positions: keep the runs between them, in order.
-        scored = array("d")
-        start = 0
-        for position in skips:
-            scored.extend(nums[start:position])
-            start = position + 1
-        scored.extend(nums[start:])
-        mean_scored = stats.mean(scored)
-    else:
-        mean_scored = mean
-    finite: Sequence[float]
-    if math.isfinite(total):
-        # A finite sum means no value is NaN or infinite, so min/max are exact.
-        finite = nums
-    else:
-        finite = [v for v in nums if math.isfinite(v)]
-    minimum = min(finite) if finite else nan
-    maximum = max(finite) if finite else nan
-    try:
-        centre: float | None = math.fsum(nums) / n if n else None
-    except (OverflowError, ValueError):
-        centre = None  # the stats functions handle these cases themselves
-    std = stats.sample_std(nums, centre=centre)
-    if kind == "bool" or (finite is nums and 0.0 <= minimum and maximum <= 1.0 and stats.is_binary(nums)):
-        # Booleans, and numbers that are all 0 or 1 (hit@K, a recall with one relevant
-        # document): a proportion, whose t interval has zero width at 0 % or 100 %.
-        ci = stats.wilson_interval(int(total), n, confidence)
-    else:
-        ci = stats.t_interval(nums, confidence, std=std, centre=centre)
-        if nums and finite is nums and 0.0 <= minimum and maximum <= 1.0:
-            # A score that lives in [0, 1] (recall, nDCG, F1...) cannot have a mean
-            # outside it; the t interval can, for small n, so it is clipped.
-            ci = (max(0.0, ci[0]), min(1.0, ci[1]))
-    return MetricSummary(
-        mode=mode,
-        metric=metric,
-        kind=kind,
-        n=n,
-        cases=cases,
-        errors=errors,
-        skipped=len(skips),
-        mean=mean,
-        mean_scored=mean_scored,
-        std=std,
-        ci_low=ci[0],
-        ci_high=ci[1],
-        minimum=minimum,
-        maximum=maximum,
-        confidence=confidence,
-        values=tuple(nums),
-    )
+            row = entries.rows[entry]
+            code = rows.mode_code[row]
+            grouped.setdefault(keys[code], []).append((row, entries.positions[entry], entries.values[entry]))
+            sources.setdefault(keys[code], set()).add((code, name))
+    result = {}
+    for key in sorted(grouped):
+        items = grouped[key]
+        if len(sources[key]) > 1:  # two (mode, metric) pairs share the key: Heta's one list, in report order
+            items = sorted(items)
+        numbers = [value for _, _, value in items]
+        result[key] = sum(numbers) / len(numbers)
+    return result

@@ -45,7 +45,9 @@ __all__ = [
     "build_report_context",
     "render_benchmark_html",
     "render_case_html",
+    "render_check_html",
     "render_comparison_html",
+    "render_leaderboard_html",
     "render_report_html",
     "render_response_html",
     "render_run_html",
@@ -121,6 +123,13 @@ def render_comparison_html(comparison: Comparison) -> str:
     return _render("comparison.html.j2", ctx=comparison_context(comparison))
 
 
+def render_check_html(result: Any) -> str:
+    """The regression gate's view of a :class:`~heta_nb.gate.CheckResult`: verdict first."""
+    from heta_nb.render.context.check import check_context
+
+    return _render("check.html.j2", ctx=check_context(result))
+
+
 def render_widget_parts(state: RunState) -> dict[str, str]:
     """``{"title", "stats", "build", "means", "errors"}`` HTML strings for the live widget."""
     module = environment().get_template("widget.html.j2").module
@@ -155,7 +164,9 @@ _VIEWS: dict[str, str] = {
     "QueryResponse": "render_response_html",
     "Benchmark": "render_benchmark_html",
     "Comparison": "render_comparison_html",
+    "CheckResult": "render_check_html",
     "EvaluationRun": "render_evaluation_run_html",
+    "Leaderboard": "render_leaderboard_html",
 }
 """A heta_nb class (its name) -> the name of its HTML view here: a class keeps its view
 wherever in heta_nb it is defined, and a view replaced on this module (a test) is used."""
@@ -164,6 +175,13 @@ wherever in heta_nb it is defined, and a view replaced on this module (a test) i
 def render_evaluation_run_html(run: Any) -> str:
     """The static snapshot of a running (or finished) :class:`EvaluationRun`."""
     return render_run_html(run.state)
+
+
+def render_leaderboard_html(board: Any) -> str:
+    """The static leaderboard view (``board.to_context()``: a :class:`heta_nb.sweeps.Leaderboard`)."""
+    from heta_nb.render.context.leaderboard import leaderboard_context
+
+    return _render("leaderboard.html.j2", ctx=leaderboard_context(board.to_context()))
 
 
 def _view(obj: Any) -> Callable[[Any], str]:

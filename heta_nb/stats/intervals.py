@@ -39,7 +39,7 @@ def sample_std(values: Sequence[float], *, centre: float | None = None) -> float
     try:
         if centre is None:
             centre = math.fsum(values) / n
-        return math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (n - 1))
+        return math.sqrt(math.fsum((v - centre) * (v - centre) for v in values) / (n - 1))
     except OverflowError:  # squares (or the sum) beyond the float range
         return math.inf
     except ValueError:  # fsum of +inf and -inf

@@ -8,11 +8,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from heta_nb._util.unicode import valid_text
+from heta_nb.model.collect import BOOL, ERROR, FLOAT, INT, PASSED, PASSED_TRUE, SKIPPED
 from heta_nb.model.report import EvaluationReport
-from heta_nb.model.summary import as_float, is_evaluator_error, numeric_value
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+
+    from heta_nb.model.columns import ReportColumns
 
 __all__ = ["CASE_COLUMNS", "SUMMARY_COLUMNS", "cases_frame", "scores_frame", "summary_frame"]
 
@@ -38,7 +41,10 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
     then one column per score name holding the score's value (float for numbers,
     nullable boolean for bools, text for string scores; missing for errors, and for a
     score whose evaluator raised, whose ``"error"`` value is in :func:`scores_frame`).
-    Text columns have pandas' string dtype even when empty or all missing.
+    Text columns have pandas' string dtype even when empty or all missing; text that
+    UTF-8 cannot hold (a lone surrogate) reads U+FFFD there.
+
+    Built from ``report.columns`` (numpy), without a loop over the rows.
 
     Args:
         report: the evaluation report.
@@ -46,41 +52,29 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
     Returns:
         The DataFrame described above.
     """
+    import numpy as np
     import pandas as pd
 
-    metrics = report.metric_names
-    columns: dict[str, list[Any]] = {name: [] for name in CASE_COLUMNS}
-    score_columns: dict[str, list[Any]] = {name: [] for name in metrics}
-    for result in report.raw["case_results"]:
-        response = result["response"]
-        error = result["error"]
-        columns["case_id"].append(result["case_id"])
-        columns["query_mode"].append(result["query_mode"])
-        columns["query"].append(result["query"])
-        columns["status"].append("ok" if error is None else "error")
-        columns["latency_ms"].append(result["latency_ms"])
-        columns["error_type"].append(error["error_type"] if error else None)
-        columns["error"].append(error["message"] if error else None)
-        columns["n_results"].append(len(response["results"]) if response else 0)
-        columns["answer"].append(response["answer"] if response else None)
-        unit = result["metadata"].get("benchmark_run_unit")
-        columns["unit"].append(unit if isinstance(unit, str) else None)
-        values = {score["name"]: _cell_value(score) for score in result["scores"]}
-        for name in metrics:
-            score_columns[name].append(values.get(name))
-    frame = pd.DataFrame(columns)
+    columns = report.columns
     text = _text_dtype(pd)
-    for name in _TEXT_CASE_COLUMNS:  # the same dtype with or without rows, with or without values
-        frame[name] = pd.Series(columns[name], dtype=text, index=frame.index)
-    frame["latency_ms"] = pd.to_numeric(frame["latency_ms"], errors="coerce").astype("float64")
-    frame["n_results"] = frame["n_results"].astype("int64")
-    frame["status"] = pd.Categorical(frame["status"], categories=["ok", "error"])
-    for name in metrics:
-        frame[name] = _score_series(score_columns[name], pd)
-    return frame
-
-
-_TEXT_CASE_COLUMNS = ("case_id", "query_mode", "query", "error_type", "error", "answer", "unit")
+    modes = np.array(columns.modes, dtype=object)
+    units = np.array(columns.units + (None,), dtype=object)
+    error_types = np.array((*columns.error_types, None), dtype=object)
+    data: dict[str, Any] = {
+        "case_id": _text(columns.case_ids[columns.case], text, pd),
+        "query_mode": _text(modes[columns.mode], text, pd),
+        "query": _text(columns.queries, text, pd),
+        "status": pd.Categorical.from_codes((~columns.ok).astype(np.int8), categories=["ok", "error"]),
+        "latency_ms": columns.latency,
+        "error_type": _text(error_types[columns.error], text, pd),
+        "error": _text(columns.messages, text, pd),
+        "n_results": columns.n_results,
+        "answer": _text(columns.answers, text, pd),
+        "unit": _text(units[columns.unit], text, pd),
+    }
+    for name in columns.metrics:
+        data[name] = _score_column(columns, name, pd, np)
+    return pd.DataFrame(data, copy=False)
 
 
 def _text_dtype(pd: Any) -> Any:
@@ -88,19 +82,36 @@ def _text_dtype(pd: Any) -> Any:
     return pd.Series(["x"]).dtype
 
 
-def _cell_value(score: Any) -> Any:
-    """A score's value for a table cell: an evaluator that raised (value ``"error"`` with
-    ``metadata.error``) has no value, so it does not turn a numeric column into text."""
-    return None if is_evaluator_error(score) else score["value"]
+def _text(values: Any, dtype: Any, pd: Any) -> Any:
+    """A text column; a lone surrogate (which Arrow-backed strings cannot hold) becomes U+FFFD."""
+    try:
+        return pd.array(values, dtype=dtype)
+    except UnicodeEncodeError:
+        return pd.array([valid_text(v) if isinstance(v, str) else v for v in values], dtype=dtype)
 
 
-def _score_series(values: list[Any], pd: Any) -> Any:
-    present = [v for v in values if v is not None]
-    if present and all(isinstance(v, bool) for v in present):
-        return pd.array(values, dtype="boolean")
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        return pd.array([math.nan if v is None else as_float(v) for v in values], dtype="float64")
-    return pd.array(values, dtype="object")
+def _score_column(columns: ReportColumns, name: str, pd: Any, np: Any) -> Any:
+    """A metric's column of :func:`cases_frame`: each row's last score of that name; an
+    evaluator that raised has no value, so it does not turn a numeric column into text."""
+    column = columns.metric(name)
+    last = column.last()
+    kinds = column.kinds[last]
+    keep = last[kinds != ERROR]
+    rows = column.rows[keep]
+    kept = column.kinds[keep]
+    if keep.size and bool(np.all(kept == BOOL)):
+        values = np.zeros(columns.n, dtype=bool)
+        values[rows] = column.values[keep] == 1.0
+        mask = np.ones(columns.n, dtype=bool)
+        mask[rows] = False
+        return pd.arrays.BooleanArray(values, mask)
+    if keep.size and bool(np.all((kept == FLOAT) | (kept == INT))):
+        dense = np.full(columns.n, np.nan)
+        dense[rows] = column.values[keep]
+        return dense
+    cells = np.full(columns.n, None, dtype=object)
+    cells[rows] = column.raw_values(keep)
+    return pd.array(cells, dtype="object")
 
 
 def scores_frame(report: EvaluationReport) -> pd.DataFrame:
@@ -117,33 +128,42 @@ def scores_frame(report: EvaluationReport) -> pd.DataFrame:
     Returns:
         The DataFrame described above.
     """
+    import numpy as np
     import pandas as pd
 
-    rows: dict[str, list[Any]] = {
-        k: [] for k in ("case_id", "query_mode", "metric", "value", "numeric", "kind", "passed", "skipped")
-    }
-    for result in report.raw["case_results"]:
-        for score in result["scores"]:
-            value = score["value"]
-            numeric = numeric_value(value)
-            rows["case_id"].append(result["case_id"])
-            rows["query_mode"].append(result["query_mode"])
-            rows["metric"].append(score["name"])
-            rows["value"].append(value)
-            rows["numeric"].append(math.nan if numeric is None else numeric)
-            rows["kind"].append("bool" if isinstance(value, bool) else "text" if numeric is None else "number")
-            rows["passed"].append(score["passed"])
-            rows["skipped"].append(score["metadata"].get("skipped") is True)
-    frame = pd.DataFrame(rows)
+    columns = report.columns
+    parts = [columns.metric(name) for name in columns.metrics]
+    rows = _concat(np, [part.rows for part in parts], np.int32)
+    order = np.lexsort((_concat(np, [part.positions for part in parts], np.int32), rows))
+    rows = rows[order]
+    metric_ids = np.repeat(np.arange(len(parts), dtype=np.int32), [part.rows.size for part in parts])[order]
+    kinds = _concat(np, [part.kinds for part in parts], np.int8)[order]
+    flags = _concat(np, [part.flags for part in parts], np.int8)[order]
+    values = _concat(np, [part.raw_values() for part in parts], object)[order]
+    numeric = _concat(np, [part.values for part in parts], np.float64)[order]
     text = _text_dtype(pd)
-    for name in ("case_id", "query_mode", "metric"):
-        frame[name] = pd.Series(rows[name], dtype=text, index=frame.index)
-    frame["value"] = pd.Series(rows["value"], dtype="object", index=frame.index)
-    frame["numeric"] = frame["numeric"].astype("float64")
-    frame["kind"] = pd.Categorical(frame["kind"], categories=["bool", "number", "text"])
-    frame["passed"] = pd.array(rows["passed"], dtype="boolean")
-    frame["skipped"] = frame["skipped"].astype("bool")
+    modes = np.array(columns.modes, dtype=object)
+    names = np.array(columns.metrics, dtype=object)
+    passed = (flags & PASSED) != 0
+    kind_codes = np.where(kinds == BOOL, 0, np.where((kinds == FLOAT) | (kinds == INT), 1, 2)).astype(np.int8)
+    frame = pd.DataFrame(
+        {
+            "case_id": _text(columns.case_ids[columns.case[rows]], text, pd),
+            "query_mode": _text(modes[columns.mode[rows]], text, pd),
+            "metric": _text(names[metric_ids], text, pd),
+            "value": pd.array(values, dtype="object"),
+            "numeric": numeric,
+            "kind": pd.Categorical.from_codes(kind_codes, categories=["bool", "number", "text"]),
+            "passed": pd.arrays.BooleanArray((flags & PASSED_TRUE) != 0, ~passed),
+            "skipped": (flags & SKIPPED) != 0,
+        },
+        copy=False,
+    )
     return frame
+
+
+def _concat(np: Any, arrays: list[Any], dtype: Any) -> Any:
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype=dtype)
 
 
 SUMMARY_COLUMNS = (

@@ -146,7 +146,7 @@ def test_one_report_needs_two_modes(errors_report: EvaluationReport) -> None:
     single = heta_nb.load_report(FIXTURES / "report-beir-local.json")
     with pytest.raises(ValueError, match="two or more modes"):
         compare(single)
-    with pytest.raises(ValueError, match="no mode"):
+    with pytest.raises(ValueError, match="unknown mode 'nope'"):
         compare(errors_report, modes=["full_text_search", "nope"])
 
 

@@ -15,6 +15,7 @@ import heta_nb
 import heta_nb.demo
 from heta_nb.comparison import Comparison, HetaComparisonWarning, compare
 from heta_nb.model.report import EvaluationReport
+from heta_nb.stats.batch import paired_tests
 from heta_nb.stats.paired import PairedTest, paired_test
 from heta_nb.testing import synthetic_report
 
@@ -107,18 +108,38 @@ def fast_report_dict(
     return report_dict(results, report_id=report_id, modes=modes, benchmark="fast")
 
 
-def test_matches_paired_test_on_independently_aligned_arrays() -> None:
+def test_matches_batched_tests_on_independently_aligned_arrays() -> None:
     a = synthetic_report(150, modes=("m",), seed=11, error_rate=0.05, report_id="a")
     b = synthetic_report(150, modes=("m",), seed=12, error_rate=0.05, report_id="b")
     c = quiet_compare(a, b, resamples=2000, seed=7)
+    ids_all = list(dict.fromkeys(r.case_id for r in a.case_results if r.query_mode == "m"))
+    by_metric = {metric: aligned_by_hand([a, b], "m", metric) for metric in SYNTH_METRICS}
+    # one set of resamples: the cases aligned for some metric, each metric's picked out by a mask
+    universe = [case for case in ids_all if any(case in by_metric[m][0] for m in SYNTH_METRICS)]
+    rows_a, rows_b, masks = [], [], []
     for metric in SYNTH_METRICS:
-        ids, (x, y) = aligned_by_hand([a, b], "m", metric)
+        ids, (x, y) = by_metric[metric]
         assert c.overlap.aligned[metric] == len(ids)
         assert list(c.cases_frame(metric)["case_id"]) == ids
-        expected = paired_test(x, y, resamples=2000, seed=7, tie_tolerance=1e-9)
-        got = c.test("b", metric)
-        assert got == PairedTest(**{**expected.__dict__, "p_value_adjusted": got.p_value_adjusted})
         np.testing.assert_array_equal(c.deltas(metric), y - x)
+        where = {case: k for k, case in enumerate(ids)}
+        masks.append([case in where for case in universe])
+        rows_a.append([x[where[case]] if case in where else 0.0 for case in universe])
+        rows_b.append([y[where[case]] if case in where else 0.0 for case in universe])
+    expected = paired_tests(rows_a, rows_b, masks, resamples=2000, seed=7, tie_tolerance=1e-9)
+    for metric, want in zip(SYNTH_METRICS, expected):
+        got = c.test("b", metric)
+        assert got == PairedTest(**{**want.__dict__, "p_value_adjusted": got.p_value_adjusted})
+        # the one-pair test draws its own resamples: the same statistics within Monte Carlo error
+        _, (x, y) = by_metric[metric]
+        single = paired_test(x, y, resamples=2000, seed=7, tie_tolerance=1e-9)
+        assert (got.n, got.mean_diff, got.wins, got.ties, got.losses) == (
+            single.n, single.mean_diff, single.wins, single.ties, single.losses,
+        )  # fmt: skip
+        se = float(np.std(y - x, ddof=1) / math.sqrt(got.n))
+        assert got.p_value == pytest.approx(single.p_value, abs=0.05)
+        assert got.ci_low == pytest.approx(single.ci_low, abs=0.4 * se)
+        assert got.ci_high == pytest.approx(single.ci_high, abs=0.4 * se)
 
 
 def test_agrees_with_scipy_resampling() -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from heta_nb.render.context.formatting import (
     percent,
 )
 from heta_nb.render.context.header import header_context
-from heta_nb.render.context.scan import scan_report, worst_positions
+from heta_nb.render.context.scan import scan_report, worst_rows
 from heta_nb.render.context.summary import summary_context
 from heta_nb.render.env import format_count
 from heta_nb.render.limits import DEFAULT_LIMITS, RenderLimits
@@ -70,31 +69,25 @@ def build_report_context(
         ``details``; all strings are plain text, numbers are already formatted.
     """
     limits = limits or DEFAULT_LIMITS
-    data = report.raw
-    results = data["case_results"]
+    data = report.without_results().raw
     prefix = clean_id_prefix(id_prefix) if id_prefix else default_id_prefix(str(data.get("report_id")))
-    collector, scans, groups, unique_cases = scan_report(report, limits)
-    summaries = collector.summaries()
-    modes_all = list(collector.modes)
+    scan = scan_report(report, limits)
+    columns = scan.columns
+    summaries = scan.summaries
+    modes_all = scan.modes
     modes = modes_all[: limits.max_modes]
-    metrics_all = list(collector.metrics)
+    metrics_all = scan.metrics
     metrics = metrics_all[: limits.max_metrics]
-    total_errors = sum(collector.errors.values())
+    total_errors = sum(scan.errors.values())
     numeric = {(s.mode, s.metric): s for s in summaries if s.kind != "text"}
 
     # Worst cases per mode, then the drill-downs: round-robin over the modes.
     chosen: dict[str, list[int]] = {}
     sort_metric: dict[str, str | None] = {}
     for mode in modes:
-        scan = scans.get(mode)
         metric = next((m for m in metrics_all if (mode, m) in numeric), None)
         sort_metric[mode] = metric
-        values = collector.values(mode, metric) if metric is not None else ()
-        skipped = collector.skipped_positions(mode, metric) if metric is not None else ()
-        finite = metric is not None and math.isfinite(numeric[(mode, metric)].mean)
-        chosen[mode] = (
-            worst_positions(results, scan, metric, values, skipped, limits.max_cases_per_mode, finite) if scan else []
-        )
+        chosen[mode] = worst_rows(columns, mode, metric, limits.max_cases_per_mode)
     anchors: dict[tuple[str, int], str] = {}
     order: list[tuple[str, int]] = []
     depth = 0
@@ -110,12 +103,20 @@ def build_report_context(
     for number, key in enumerate(order, start=1):
         anchors[key] = f"{prefix}-case-{number}"
 
+    opened: dict[int, dict[str, Any]] = {}
+
+    def case_json(row: int) -> dict[str, Any]:
+        found = opened.get(row)
+        if found is None:
+            found = opened[row] = report.case_result_json(row)
+        return found
+
     tables: list[dict[str, Any]] = []
     present = {(s.mode, s.metric) for s in summaries}
     for position, mode in enumerate(modes):
         mode_metrics = [m for m in metrics if (mode, m) in present]
-        total = collector.cases.get(mode, 0)
-        rows = [_row(results[i], mode_metrics, limits, anchors.get((mode, i))) for i in chosen[mode]]
+        total = scan.cases.get(mode, 0)
+        rows = [_row(case_json(i), mode_metrics, limits, anchors.get((mode, i))) for i in chosen[mode]]
         metric = sort_metric[mode]
         shown = len(rows)
         note = (f"showing {shown:,} of {total:,} cases" if shown < total else f"all {total:,} cases") + (
@@ -134,28 +135,27 @@ def build_report_context(
             }
         )
 
-    ranked = sorted(groups.items(), key=lambda item: (-item[1][0], item[1][1]))
+    groups = scan.groups
     error_groups = []
-    for (mode, error_type), (count, first, ids) in ranked[: limits.max_error_groups]:
-        message = results[first]["error"]["message"]
+    for group in groups[: limits.max_error_groups]:
         error_groups.append(
             {
-                "mode": clip_label(mode, limits.max_name_chars),
-                "error_type": clip_label(error_type, limits.max_name_chars),
-                "count": format_count(count),
-                "share": percent(count, collector.cases.get(mode, 0)),
-                "message": clip(message, limits.max_text_chars),
-                "case_ids": [clip_label(i, limits.max_name_chars) for i in ids],
-                "ids_more": max(0, count - len(ids)),
+                "mode": clip_label(group.mode, limits.max_name_chars),
+                "error_type": clip_label(group.error_type, limits.max_name_chars),
+                "count": format_count(group.count),
+                "share": percent(group.count, scan.cases.get(group.mode, 0)),
+                "message": clip(columns.messages[group.first], limits.max_text_chars),
+                "case_ids": [clip_label(i, limits.max_name_chars) for i in group.case_ids],
+                "ids_more": max(0, group.count - len(group.case_ids)),
             }
         )
 
     listed = sum(len(rows) for rows in chosen.values())
-    counts = {"cases": unique_cases, "results": len(results), "errors": total_errors}
+    counts = {"cases": len(columns.case_ids), "results": columns.n, "errors": total_errors}
     context: dict[str, Any] = {
         "id": prefix,
-        "header": header_context(report, modes_all, counts, limits),
-        "summary": summary_context(report, collector, summaries, scans, modes, metrics, limits),
+        "header": header_context(report.without_results(), modes_all, counts, limits),
+        "summary": summary_context(report, scan, modes, metrics, limits),
         "modes": tables,
         "errors": {
             "groups": error_groups,
@@ -171,7 +171,7 @@ def build_report_context(
     details_by_mode: dict[str, list[dict[str, Any]]] = {}
     shown = 0
     for mode, index in order:
-        detail = case_context(EvaluationCaseResult.from_raw(results[index]), limits, anchor=anchors[(mode, index)])
+        detail = case_context(EvaluationCaseResult.from_raw(case_json(index)), limits, anchor=anchors[(mode, index)])
         budget -= _weight(detail)
         if budget < 0:
             break

@@ -1,132 +1,162 @@
-"""The one pass over a report's results (:func:`scan_report`) and the choice of the worst
-results of each mode (:func:`worst_positions`) that the report view lists."""
+"""What the report view reads of a report's columns (:func:`scan_report`: summaries, counts,
+latencies and error groups) and the choice of the worst results of each mode
+(:func:`worst_rows`), with numpy: no loop over the rows in Python."""
 
 from __future__ import annotations
 
-import heapq
-import math
-from array import array
-from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from heta_nb.model import EvaluationReport
-from heta_nb.model.summary import MetricCollector, numeric_value
-from heta_nb.render.context.formatting import as_mapping
+from heta_nb.model.columns import ReportColumns
+from heta_nb.model.summary import MetricSummary
 from heta_nb.render.limits import RenderLimits
 
-__all__ = ["ErrorGroups", "ModeScan", "scan_report", "worst_positions"]
+__all__ = ["ErrorGroup", "ReportScan", "scan_report", "smallest_rows", "worst_rows"]
 
 
-class ModeScan:
-    """What the single pass keeps of one mode: where its results are, and latencies."""
+@dataclass(frozen=True)
+class ErrorGroup:
+    """The results of one mode that failed with one error type."""
 
-    __slots__ = ("errors", "latencies", "ok")
-
-    def __init__(self) -> None:
-        self.errors: list[int] = []
-        self.ok: array[int] = array("q")
-        self.latencies: array[float] = array("d")
-
-
-ErrorGroups = dict[tuple[str, str], list[Any]]
-"""``(mode, error type) -> [count, position of the first result, first case ids]``."""
+    mode: str
+    error_type: str
+    count: int
+    first: int
+    """The row of the first such result (its message is shown)."""
+    case_ids: list[str]
+    """The first case ids (at most ``RenderLimits.max_error_ids``)."""
 
 
-def scan_report(
-    report: EvaluationReport, limits: RenderLimits
-) -> tuple[MetricCollector, dict[str, ModeScan], ErrorGroups, int]:
-    """The one pass over every case result: metric summaries, positions per mode, error groups.
+@dataclass
+class ReportScan:
+    """What the report view shows of a report, computed from ``report.columns``."""
 
-    Only result-level fields are read here; the scores are read once, by the collector.
+    columns: ReportColumns
+    summaries: list[MetricSummary]
+    modes: list[str]
+    """Every mode, in report order."""
+    metrics: list[str]
+    """Every metric, in first-seen order."""
+    cases: dict[str, int]
+    """Results per mode."""
+    errors: dict[str, int]
+    """Errored results per mode."""
+    groups: list[ErrorGroup]
+    """Every (mode, error type) group, largest first (then first seen)."""
+    latencies: dict[str, np.ndarray] = field(default_factory=dict)
+    """Per mode, its finite latencies, sorted."""
+
+    def values(self, mode: str, metric: str) -> np.ndarray:
+        """The numeric values of ``metric`` in ``mode`` (Heta's: bools as 1/0), in report order."""
+        column = self.columns.metric(metric)
+        chosen = column.numeric & (self.columns.mode[column.rows] == self.modes.index(mode))
+        values: np.ndarray = column.values[chosen]
+        return values
+
+
+def scan_report(report: EvaluationReport, limits: RenderLimits) -> ReportScan:
+    """Summaries, per-mode counts, latencies and error groups of ``report``.
+
+    Args:
+        report: the report (its :attr:`~heta_nb.model.EvaluationReport.columns` are read).
+        limits: what the view shows at most (the case ids listed per error group).
+
+    Returns:
+        The :class:`ReportScan`.
     """
-    data = report.raw
-    results = data["case_results"]
-    collector = MetricCollector(data["query_modes"])
-    scans: dict[str, ModeScan] = {}
-    groups: ErrorGroups = {}
-    max_ids = limits.max_error_ids
-    case_ids: set[str] = set()
-    for index, result in enumerate(results):
-        collector.add(result)
-        mode = result["query_mode"]
-        scan = scans.get(mode)
-        if scan is None:
-            scan = scans[mode] = ModeScan()
-        case_ids.add(result["case_id"])
-        latency = result["latency_ms"]
-        if latency is not None:
-            scan.latencies.append(latency)
-        error = result["error"]
-        if error is None:
-            scan.ok.append(index)
-            continue
-        scan.errors.append(index)
-        key = (mode, error["error_type"])
-        group = groups.get(key)
-        if group is None:
-            groups[key] = [1, index, [result["case_id"]]]
-        else:
-            group[0] += 1
-            if len(group[2]) < max_ids:
-                group[2].append(result["case_id"])
-    return collector, scans, groups, len(case_ids)
+    columns = report.columns
+    modes = list(columns.modes)
+    count = len(modes)
+    cases = np.bincount(columns.mode, minlength=count) if columns.n else np.zeros(count, np.int64)
+    errors = np.bincount(columns.mode[~columns.ok], minlength=count) if columns.n else cases
+    latencies = {}
+    finite = np.isfinite(columns.latency)
+    for index, mode in enumerate(modes):
+        latencies[mode] = np.sort(columns.latency[finite & (columns.mode == index)])
+    return ReportScan(
+        columns=columns,
+        summaries=report.metric_summaries(),
+        modes=modes,
+        metrics=list(columns.metrics),
+        cases={mode: int(cases[i]) for i, mode in enumerate(modes)},
+        errors={mode: int(errors[i]) for i, mode in enumerate(modes)},
+        groups=_error_groups(columns, limits.max_error_ids),
+        latencies=latencies,
+    )
 
 
-def _value_of(result: Mapping[str, Any], metric: str) -> tuple[float | None, bool]:
-    """The numeric value of ``metric`` in one result (None if absent, text or NaN), and if it was skipped."""
-    for score in result["scores"]:
-        if score["name"] == metric:
-            value = numeric_value(score["value"])
-            skipped = as_mapping(score.get("metadata")).get("skipped") is True
-            return (value if value is not None and value == value else None), skipped
-    return None, False
+def _error_groups(columns: ReportColumns, max_ids: int) -> list[ErrorGroup]:
+    failed = np.flatnonzero(~columns.ok)
+    if not failed.size:
+        return []
+    kinds = len(columns.error_types)
+    keys = columns.mode[failed].astype(np.int64) * kinds + columns.error[failed]
+    unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    order = np.lexsort((failed[first], -counts))
+    groups = []
+    for slot in order.tolist():
+        key = int(unique[slot])
+        members = failed[keys == key][:max_ids] if max_ids > 0 else failed[:0]
+        groups.append(
+            ErrorGroup(
+                mode=columns.modes[key // kinds],
+                error_type=columns.error_types[key % kinds],
+                count=int(counts[slot]),
+                first=int(failed[first[slot]]),
+                case_ids=columns.case_ids[columns.case[members]].tolist(),
+            )
+        )
+    return groups
 
 
-def worst_positions(
-    results: list[dict[str, Any]],
-    scan: ModeScan,
-    metric: str | None,
-    values: Sequence[float],
-    skipped: Sequence[int],
-    count: int,
-    all_finite: bool,
-) -> list[int]:
-    """Positions of the ``count`` worst results of a mode, in display order.
+def smallest_rows(keys: np.ndarray, rows: np.ndarray, count: int) -> np.ndarray:
+    """The ``count`` rows with the smallest keys, ties in row order (``rows`` increasing).
+
+    Selects with ``np.partition`` (linear time), then orders only the few selected.
+    """
+    if count <= 0 or not rows.size:
+        return rows[:0]
+    if count < rows.size:
+        bound = np.partition(keys, count - 1)[count - 1]
+        below = np.flatnonzero(keys < bound)
+        tied = np.flatnonzero(keys == bound)[: count - below.size]
+        chosen = np.concatenate([below, tied])
+    else:
+        chosen = np.arange(rows.size)
+    order = np.lexsort((rows[chosen], keys[chosen]))
+    picked: np.ndarray = rows[chosen[order]]
+    return picked
+
+
+def worst_rows(columns: ReportColumns, mode: str, metric: str | None, count: int) -> list[int]:
+    """The rows of the ``count`` worst results of ``mode``, in display order.
 
     Errors come first (report order), then results without a usable value of
     ``metric`` (missing, text or NaN), then the lowest values, then skipped scores
-    (nothing to score: not a failure); ties keep report order. ``values`` and
-    ``skipped`` are the collector's for ``metric`` in this mode; ``all_finite`` says
-    none of the values is NaN or infinite.
+    (nothing to score: not a failure); ties keep report order. A result's value is its
+    first score named ``metric``.
     """
-    chosen = scan.errors[:count]
-    if len(chosen) >= count:
-        return chosen
-    wanted = count - len(chosen)
-    ok = scan.ok
+    here = columns.mode == columns.modes.index(mode)
+    chosen = np.flatnonzero(here & ~columns.ok)[:count]
+    wanted = count - chosen.size
+    ok = np.flatnonzero(here & columns.ok)
+    if wanted <= 0:
+        return chosen.tolist()  # type: ignore[no-any-return]
     if metric is None:
-        return chosen + list(ok[:wanted])
-    if len(values) == len(ok) and values and all_finite:
-        # The usual case: every successful result has exactly one value, so the
-        # k-th value belongs to the k-th successful result.
-        keys = values
-        if skipped:
-            keys = array("d", values)
-            for position in skipped:
-                keys[position] = math.inf
-        best = heapq.nsmallest(wanted, range(len(keys)), key=keys.__getitem__)
-        picked = [ok[k] for k in best]
-        if all(_value_of(results[i], metric)[0] == values[k] for i, k in zip(picked, best)):
-            return chosen + picked
-    missing: list[int] = []
-    entries: list[tuple[float, int]] = []
-    for index in ok:
-        value, was_skipped = _value_of(results[index], metric)
-        if value is None:
-            missing.append(index)
-        else:
-            entries.append((math.inf if was_skipped else value, index))
-    chosen.extend(missing[:wanted])
-    if len(chosen) < count:
-        chosen.extend(index for _, index in heapq.nsmallest(count - len(chosen), entries))
-    return chosen
+        return [*chosen.tolist(), *ok[:wanted].tolist()]
+    column = columns.metric(metric)
+    first = column.first()
+    value = np.full(columns.n, np.nan)
+    skipped = np.zeros(columns.n, dtype=bool)
+    numeric = column.numeric[first]
+    value[column.rows[first[numeric]]] = column.values[first[numeric]]
+    skipped[column.rows[first]] = column.skipped[first]
+    values = value[ok]
+    usable = ~np.isnan(values)
+    missing = ok[~usable][:wanted]
+    keys: Any = np.where(skipped[ok], np.inf, values)[usable]
+    lowest = smallest_rows(keys, ok[usable], wanted - missing.size)
+    return [*chosen.tolist(), *missing.tolist(), *lowest.tolist()]

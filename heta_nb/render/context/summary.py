@@ -7,26 +7,29 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from heta_nb._util.text import clip, clip_label, plural, shorten
 from heta_nb.model import EvaluationReport
-from heta_nb.model.summary import MetricCollector, MetricSummary
 from heta_nb.render.context.formatting import clip_name, format_ms, percent
-from heta_nb.render.context.scan import ModeScan
+from heta_nb.render.context.scan import ReportScan
 from heta_nb.render.env import format_count, format_number
 from heta_nb.render.limits import RenderLimits
 from heta_nb.render.svg import histogram
 
 __all__ = ["summary_context"]
 
+_NONE = np.zeros(0)
 
-def _quantile(sorted_values: list[float], q: float) -> float:
+
+def _quantile(sorted_values: np.ndarray, q: float) -> float:
     """The ``q`` quantile of sorted values, interpolated linearly (NaN when there are none)."""
-    if not sorted_values:
+    if not sorted_values.size:
         return math.nan
-    position = q * (len(sorted_values) - 1)
+    position = q * (sorted_values.size - 1)
     low = int(position)
-    high = min(low + 1, len(sorted_values) - 1)
-    below, above, fraction = sorted_values[low], sorted_values[high], position - low
+    high = min(low + 1, sorted_values.size - 1)
+    below, above, fraction = float(sorted_values[low]), float(sorted_values[high]), position - low
     if not fraction:
         return below
     step = above - below
@@ -37,9 +40,7 @@ def _quantile(sorted_values: list[float], q: float) -> float:
 
 def summary_context(
     report: EvaluationReport,
-    collector: MetricCollector,
-    summaries: list[MetricSummary],
-    scans: dict[str, ModeScan],
+    scan: ReportScan,
     modes: Sequence[str],
     metrics: Sequence[str],
     limits: RenderLimits,
@@ -48,9 +49,7 @@ def summary_context(
 
     Args:
         report: the report (its stored ``score_summary`` is compared with the means).
-        collector: the metric summaries of the one pass over the results.
-        summaries: ``collector.summaries()``.
-        scans: what the pass kept per mode (latencies).
+        scan: the report's summaries, counts and latencies.
         modes: the modes shown (rows).
         metrics: the metrics shown (columns).
         limits: what to show at most.
@@ -58,6 +57,7 @@ def summary_context(
     Returns:
         Plain data: metric names, one row per mode with a cell per metric, footnotes.
     """
+    summaries = scan.summaries
     by_key = {(s.mode, s.metric): s for s in summaries}
     stored = report.score_summary
     best: dict[str, float] = {}
@@ -80,13 +80,9 @@ def summary_context(
 
     rows = []
     for mode in modes:
-        scan = scans.get(mode)
-        cases = collector.cases.get(mode, 0)
-        errors = collector.errors.get(mode, 0)
-        observed: Sequence[float] = scan.latencies if scan else ()
-        if observed and not math.isfinite(sum(observed)):  # sum, not fsum: fsum raises on overflow
-            observed = [v for v in observed if math.isfinite(v)]
-        latencies = sorted(observed)
+        cases = scan.cases.get(mode, 0)
+        errors = scan.errors.get(mode, 0)
+        latencies = scan.latencies.get(mode, _NONE)
         cells: list[dict[str, Any] | None] = []
         skipped = 0
         for metric in metrics:
@@ -121,7 +117,7 @@ def summary_context(
                     "best": metric in best and s.mean == best[metric],
                     "note": footnote(note),
                     "spark": histogram(
-                        s.values,
+                        scan.values(mode, metric),
                         label=label,
                         kind=s.kind,
                         width=44,
@@ -155,8 +151,8 @@ def summary_context(
     confidence = summaries[0].confidence if summaries else 0.95
     return {
         "metrics": [{"name": clip_name(m, limits.max_name_chars)} for m in metrics],
-        "metrics_more": max(0, len(collector.metrics) - len(metrics)),
-        "modes_more": max(0, len(collector.modes) - len(modes)),
+        "metrics_more": max(0, len(scan.metrics) - len(metrics)),
+        "modes_more": max(0, len(scan.modes) - len(modes)),
         "rows": rows,
         "footnotes": [{"marker": marker, "text": clip(text, 600)} for text, marker in footnotes.items()],
         "has_best": bool(best),
