@@ -1,0 +1,200 @@
+"""``heta-nb check``: the regression gate for CI (exit 0 nothing regressed, 1 a regression, 2 usage or input error)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+from heta_nb._util.text import describe_error, one_line
+from heta_nb.cli import output
+from heta_nb.cli.args import UsageError, seed_arg, split_names, text_arg
+from heta_nb.cli.command import Command
+from heta_nb.errors import HetaNbError
+
+__all__ = ["register"]
+
+_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".xml": "junit", ".txt": "text"}
+EPILOG = (
+    "NEW and OLD are report.json paths or URLs, or STORE:KB/REPORT_ID (STORE:KB for the newest report of a "
+    "knowledge base, STORE:KB~1 for the one before it). Exit codes: 0 nothing regressed, 1 a regression, "
+    "2 a usage or input error (including a pair that cannot be compared). In a GitHub Actions job: "
+    'heta-nb check NEW --baseline OLD --format markdown >> "$GITHUB_STEP_SUMMARY"'
+)
+
+
+def register(command: Command) -> None:
+    """Add ``check`` to the parser."""
+    check = command(
+        "check",
+        help="gate a report on a baseline: exit 1 when a metric regressed (for CI)",
+        description="Compare NEW with a baseline case by case (paired tests, Holm-corrected over every "
+        "mode x metric) and fail on a significant drop larger than --max-drop, or a mean below a --floor.",
+        epilog=EPILOG,
+    )
+    check.add_argument("new", type=text_arg, metavar="NEW", help="the new report")
+    check.add_argument("--baseline", type=text_arg, required=True, metavar="OLD", help="the baseline report")
+    check.add_argument(
+        "--metric", action="append", default=None, metavar="M", help="a metric to check (repeat, or comma-separate)"
+    )
+    check.add_argument(
+        "--mode",
+        action="append",
+        default=None,
+        metavar="MODE",
+        help="a query mode to check (repeat, or comma-separate)",
+    )
+    check.add_argument(
+        "--max-drop",
+        action="append",
+        default=None,
+        metavar="X",
+        help="drop tolerated before a significant drop fails: 0.02 absolute or 2%% of the baseline mean; "
+        "METRIC=X (or METRIC/MODE=X) for one metric (repeat)",
+    )
+    check.add_argument(
+        "--floor", action="append", default=None, metavar="M=V", help="fail when the new mean of M is below V (repeat)"
+    )
+    check.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    check.add_argument(
+        "--max-new-errors",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fail when more than N cases per mode start erroring",
+    )
+    check.add_argument(
+        "--allow-different-cases",
+        action="store_true",
+        help="check the cases both reports have when their case sets differ (default: not comparable)",
+    )
+    check.add_argument("--include-skipped", action="store_true", help="count skipped scores as the 0 Heta recorded")
+    check.add_argument("--seed", type=seed_arg, default=0, help="resampling seed, >= 0 (default 0)")
+    check.add_argument("--resamples", type=int, default=10_000, help="bootstrap/permutation resamples (default 10000)")
+    check.add_argument(
+        "--format",
+        choices=("text", "markdown", "json", "junit"),
+        default=None,
+        help="output format (default: from the -o suffix .md/.json/.xml, else text)",
+    )
+    check.add_argument("-o", "--output", type=text_arg, default=None, help="write the output to this file")
+    check.add_argument("--force", action="store_true", help="replace the -o file if it exists")
+    check.set_defaults(func=_cmd_check)
+
+
+def _names(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [name for value in values for name in split_names(value) or []] or None
+
+
+def _assignments(values: list[str] | None, option: str) -> dict[str, str]:
+    from heta_nb.gate.thresholds import parse_assignment
+
+    found = {}
+    for value in values or []:
+        try:
+            name, number = parse_assignment(value, option)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        found[name] = number
+    return found
+
+
+def _max_drop(values: list[str] | None) -> Any:
+    plain = [v for v in values or [] if "=" not in v]
+    if len(plain) > 1:
+        raise UsageError(f"--max-drop: give one default value, got {plain}")
+    per_metric: dict[str, Any] = dict(_assignments([v for v in values or [] if "=" in v], "--max-drop"))
+    if not per_metric:
+        return plain[0] if plain else 0.0
+    return {"*": plain[0] if plain else 0.0, **per_metric}
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format:
+        return str(args.format)
+    if args.output:
+        return _SUFFIXES.get(Path(args.output).suffix.lower(), "text")
+    return "text"
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        return _check(args)
+    except (UsageError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as exc:  # exit code 1 means "regressed": every other failure is 2, on one line
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        print(f"heta-nb: error: {_message(exc)}", file=sys.stderr)
+        return 2
+
+
+def _message(exc: Exception) -> str:
+    if isinstance(exc, OSError) and not isinstance(exc, HetaNbError) and exc.strerror and exc.filename is not None:
+        return f"{os.fsdecode(exc.filename)}: {exc.strerror}"
+    text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else describe_error(exc)
+    if not isinstance(exc, (HetaNbError, ValueError, KeyError, OSError, ImportError)) or not text:
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return one_line(text)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from heta_nb.gate import check
+
+    floors = {name: _float(value, f"--floor {name}") for name, value in _assignments(args.floor, "--floor").items()}
+    max_drop = _max_drop(args.max_drop)
+    kind = _format(args)
+    if args.max_new_errors is not None and args.max_new_errors < 0:
+        raise UsageError(f"--max-new-errors must be >= 0, got {args.max_new_errors}")
+    if args.output:
+        output.check_output(args.output, force=args.force, inputs=[args.new, args.baseline], example="check.md")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        new = output.report(args.new)
+        baseline = output.report(args.baseline)
+        if args.output:
+            output.check_output(
+                args.output, force=args.force, inputs=[args.new, args.baseline], reports=[new, baseline]
+            )
+        result = check(
+            new,
+            baseline,
+            metrics=_names(args.metric),
+            modes=_names(args.mode),
+            max_drop=max_drop,
+            floors=floors or None,
+            alpha=args.alpha,
+            max_new_errors=args.max_new_errors,
+            require_same_cases=not args.allow_different_cases,
+            resamples=args.resamples,
+            seed=args.seed,
+            include_skipped=args.include_skipped,
+        )
+    for message in dict.fromkeys(str(item.message) for item in caught):
+        print(f"heta-nb: warning: {message}", file=sys.stderr)
+    result.new["source"], result.baseline["source"] = args.new, args.baseline
+    text = result.format(kind)
+    if args.output:
+        from heta_nb._util.atomic import write_atomically
+
+        with output.writing():
+            write_atomically(args.output, text.encode("utf-8"))
+        output.note(f"heta-nb check: {result.headline} (wrote {args.output})")
+    else:
+        output.out(text.rstrip("\n"))
+    if result.verdict == "not comparable":
+        print(f"heta-nb: error: {result.headline.removeprefix('ERROR: ')}", file=sys.stderr)
+    return result.exit_code
+
+
+def _float(value: str, what: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise UsageError(f"{what}: expected a number, got {value!r}") from None
