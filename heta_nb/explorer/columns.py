@@ -1,0 +1,163 @@
+"""Per-metric score arrays of a report (values, skipped, evaluator errors) and the table
+columns the explorer pages: how each sorts and how each cell reads."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from heta_nb._util.text import shorten
+from heta_nb.model.summary import is_evaluator_error, numeric_value
+from heta_nb.render.env import format_number
+
+__all__ = [
+    "STATUSES",
+    "Cell",
+    "Column",
+    "MetricArrays",
+    "metric_arrays",
+    "metric_cell",
+    "number_cell",
+    "text_cell",
+]
+
+STATUSES = ("ok", "error", "skipped", "n/a")
+"""Row statuses, in the order of their codes (0 to 3) in :meth:`MetricArrays.status`."""
+OK, ERROR, SKIPPED, NA = range(4)
+
+Cell = tuple[str, str, str]
+"""One table cell: ``(text, css class, title)``; all plain text (the browser writes it as text)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the explorer's table.
+
+    Attributes:
+        key: the name sorting and :class:`~heta_nb.explorer.filters.Filters` use.
+        label: the header text.
+        numeric: sorts as numbers (missing last) rather than as text.
+        values: one sort key per table row (float64, or objects for text).
+        cell: the cell of table row ``i``.
+    """
+
+    key: str
+    label: str
+    numeric: bool
+    values: Callable[[], np.ndarray]
+    cell: Callable[[int], Cell]
+
+
+@dataclass
+class MetricArrays:
+    """Every score of one metric across the rows of a table (one pass over the report).
+
+    ``values`` holds the number Heta's summary counts (bools as 1.0/0.0; NaN for a missing
+    score, a text value or an evaluator that raised), ``text`` the value of a text score.
+    """
+
+    name: str
+    values: np.ndarray
+    present: np.ndarray
+    skipped: np.ndarray
+    errors: np.ndarray
+    kind: str = "number"
+    text: dict[int, str] | None = None
+
+    def status(self, case_error: np.ndarray) -> np.ndarray:
+        """Per row, the code of ``ok``, ``error`` (the case or this evaluator), ``skipped``, ``n/a``."""
+        codes = np.full(case_error.shape, NA, dtype=np.uint8)
+        codes[self.present] = OK
+        codes[self.skipped] = SKIPPED
+        codes[self.errors | case_error] = ERROR
+        return codes
+
+
+def metric_arrays(results: Sequence[Mapping[str, Any] | None], metrics: Sequence[str]) -> dict[str, MetricArrays]:
+    """One :class:`MetricArrays` per metric over ``results`` (case results' JSON, in row order).
+
+    Args:
+        results: the rows' case results (``raw`` dicts); None for a row with no result.
+        metrics: the metric names to collect.
+
+    Returns:
+        Metric name -> its arrays.
+    """
+    n = len(results)
+    index = {name: j for j, name in enumerate(metrics)}
+    values = np.full((len(metrics), n), math.nan)
+    present = np.zeros((len(metrics), n), dtype=bool)
+    skipped = np.zeros((len(metrics), n), dtype=bool)
+    errors = np.zeros((len(metrics), n), dtype=bool)
+    bools = [True] * len(metrics)
+    texts: list[dict[int, str]] = [{} for _ in metrics]
+    for i, result in enumerate(results):
+        if result is None:
+            continue
+        for score in result["scores"]:
+            j = index.get(score["name"])
+            if j is None:
+                continue
+            if score["metadata"].get("skipped") is True:
+                skipped[j, i] = True
+            if is_evaluator_error(score):
+                errors[j, i] = True
+                continue
+            value = score["value"]
+            present[j, i] = True
+            number = numeric_value(value)
+            if number is None:
+                texts[j][i] = str(value)
+                bools[j] = False
+                continue
+            values[j, i] = number
+            if not isinstance(value, bool):
+                bools[j] = False
+    found = {}
+    for name, j in index.items():
+        kind = "text" if texts[j] and not np.isfinite(values[j]).any() else "bool" if bools[j] else "number"
+        if not present[j].any():
+            kind = "number"
+        found[name] = MetricArrays(name, values[j], present[j], skipped[j], errors[j], kind=kind, text=texts[j] or None)
+    return found
+
+
+def metric_cell(arrays: MetricArrays, i: int) -> Cell:
+    """The cell of row ``i`` of a metric column: a number, ✓/✗, ``skipped``, ``error`` or ``—``."""
+    if arrays.errors[i]:
+        return ("error", "hx-bad", "the evaluator raised (see the case)")
+    if not arrays.present[i]:
+        return ("—", "hx-na", "no score")
+    value = float(arrays.values[i])
+    if arrays.skipped[i]:
+        return ("skipped", "hx-skip", f"skipped (Heta counts it as {format_number(value)})")
+    if arrays.text and i in arrays.text:
+        return (shorten(arrays.text[i], 24), "hx-text", shorten(arrays.text[i], 200))
+    if arrays.kind == "bool":
+        return ("✓", "hx-true", "true") if value == 1.0 else ("✗", "hx-false", "false")
+    return (format_number(value), "hx-num", "")
+
+
+def number_cell(value: float, *, delta: bool = False, tolerance: float = 0.0) -> Cell:
+    """A number (``—`` when NaN); a delta is signed and coloured up / down / level."""
+    if math.isnan(value):
+        return ("—", "hx-na", "")
+    if not delta:
+        return (format_number(value), "hx-num", "")
+    if value > tolerance:
+        return ("+" + format_number(value), "hx-up", "better than the baseline")
+    if value < -tolerance:
+        return (format_number(value), "hx-down", "worse than the baseline")
+    return ("±" + format_number(abs(value)), "hx-level", "tied")
+
+
+def text_cell(value: Any, limit: int, cls: str = "") -> Cell:
+    """A text cell, shortened to ``limit`` characters (the title holds up to 400)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ("", "hx-na", "")
+    text = str(value)
+    return (shorten(text, limit), cls, shorten(text, 400) if len(text) > limit else "")

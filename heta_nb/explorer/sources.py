@@ -1,0 +1,162 @@
+"""What an explorer explores: a report, a comparison or a store's reports, behind one small
+interface that can also grow (a later round points it at a running evaluation)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from heta_nb.explorer.pairs import PairTable
+from heta_nb.explorer.table import ReportTable
+from heta_nb.model import EvaluationReport
+
+__all__ = ["ComparisonSource", "ReportSource", "Source", "StoreSource", "as_source"]
+
+
+class Source:
+    """The data behind an explorer.
+
+    ``generation`` changes whenever the data does (an explorer's ``refresh()`` rebuilds its
+    table then, keeping its filters and open case); ``table()`` builds the rows.
+    """
+
+    kind = "report"
+    systems: tuple[str, ...] = ()
+
+    @property
+    def generation(self) -> Any:
+        """A value that changes when the data changes."""
+        return 0
+
+    def table(self, *, benchmark: Any, system: str | None) -> ReportTable | PairTable | None:
+        """The table to explore now (None: nothing chosen yet)."""
+        raise NotImplementedError
+
+    def fallback_html(self) -> str | None:
+        """The static view a viewer without widgets shows instead (nbviewer, GitHub)."""
+        return None
+
+    def choices(self) -> list[tuple[str, str]]:
+        """``(key, label)`` of the reports one can pick (stores only)."""
+        return []
+
+    def choose(self, key: str) -> None:
+        """Pick a report by key (stores only)."""
+        raise ValueError("report: only a store's explorer picks reports")
+
+
+class ReportSource(Source):
+    """One report, or a function that returns the newest snapshot of a growing one.
+
+    Args:
+        report: the report, or a callable returning the current report.
+        generation: for a callable, a callable whose value changes when the report grows.
+    """
+
+    def __init__(
+        self, report: EvaluationReport | Callable[[], EvaluationReport], generation: Callable[[], Any] | None = None
+    ) -> None:
+        self._get = report if callable(report) and not isinstance(report, EvaluationReport) else (lambda: report)
+        self._generation = generation
+
+    @property
+    def generation(self) -> Any:
+        return self._generation() if self._generation is not None else 0
+
+    @property
+    def report(self) -> EvaluationReport:
+        """The report as it is now."""
+        report = self._get()
+        if not isinstance(report, EvaluationReport):
+            raise TypeError(f"explore: expected an EvaluationReport, got {type(report).__name__}")
+        return report
+
+    def table(self, *, benchmark: Any, system: str | None) -> ReportTable:
+        return ReportTable(self.report, benchmark)
+
+    def fallback_html(self) -> str | None:
+        return self.report._repr_html_()
+
+
+class ComparisonSource(Source):
+    """A comparison: the baseline against one other system at a time."""
+
+    kind = "comparison"
+
+    def __init__(self, comparison: Any) -> None:
+        self.comparison = comparison
+        self.systems = tuple(s for s in comparison.systems if s != comparison.baseline)
+
+    def table(self, *, benchmark: Any, system: str | None) -> PairTable:
+        return PairTable(self.comparison, system or None, benchmark)
+
+    def fallback_html(self) -> str | None:
+        html: str | None = self.comparison._repr_html_()
+        return html
+
+
+class StoreSource(Source):
+    """A report store: pick a report (newest first), then explore it."""
+
+    kind = "store"
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self._chosen: str | None = None
+        self._report: EvaluationReport | None = None
+        summaries = sorted(store.summaries(), key=lambda s: (s.started_at, s.key), reverse=True)
+        self._choices = [
+            (s.key, f"{s.knowledge_base_name} / {s.report_id} · {s.cases:,} results · {s.started_at[:16]}")
+            for s in summaries
+        ]
+
+    @property
+    def generation(self) -> Any:
+        return self._chosen
+
+    def choices(self) -> list[tuple[str, str]]:
+        return list(self._choices)
+
+    def choose(self, key: str) -> None:
+        if key not in {k for k, _ in self._choices}:
+            raise ValueError(f"report: {key!r} is not in the store {self.store.location}")
+        self._report = self.store.load_key(key)
+        self._chosen = key
+
+    @property
+    def chosen(self) -> str | None:
+        """The key of the report being explored, if any."""
+        return self._chosen
+
+    def table(self, *, benchmark: Any, system: str | None) -> ReportTable | None:
+        return ReportTable(self._report, benchmark) if self._report is not None else None
+
+    def fallback_html(self) -> str | None:
+        return self._report._repr_html_() if self._report is not None else None
+
+
+def as_source(obj: Any) -> Source:
+    """The :class:`Source` of a report, comparison, store, Heta report, path or ``STORE:KB/ID``.
+
+    Raises:
+        TypeError: an object the explorer cannot explore (the message says what it can).
+    """
+    if isinstance(obj, Source):
+        return obj
+    if isinstance(obj, EvaluationReport):
+        return ReportSource(obj)
+    from heta_nb.comparison import Comparison
+    from heta_nb.store import ReportStore
+
+    if isinstance(obj, Comparison):
+        return ComparisonSource(obj)
+    if isinstance(obj, ReportStore):
+        return StoreSource(obj)
+    if isinstance(obj, str) or hasattr(obj, "__fspath__") or type(obj).__name__ == "EvaluationReport":
+        from heta_nb.store.locate import resolve_report
+
+        return ReportSource(resolve_report(obj))
+    raise TypeError(
+        f"explore: cannot explore a {type(obj).__name__}; give an EvaluationReport, a Comparison, a ReportStore, "
+        "a report.json path or STORE:KB/REPORT_ID"
+    )

@@ -1,0 +1,161 @@
+"""The explorer's table of one report: one row per case × mode, its columns, search text,
+statuses, labels, and the case behind each row (the paging itself is the explorer's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from heta_nb.explorer.columns import (
+    STATUSES,
+    Cell,
+    Column,
+    MetricArrays,
+    metric_arrays,
+    metric_cell,
+    text_cell,
+)
+from heta_nb.explorer.labels import LabelIndex
+from heta_nb.model import EvaluationCaseResult, EvaluationReport
+from heta_nb.render.context.formatting import format_ms
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["ReportTable"]
+
+
+class ReportTable:
+    """The rows of one report the explorer filters, sorts and pages (row ``i`` = ``case_results[i]``).
+
+    Args:
+        report: the report.
+        benchmark: the benchmark it was run on (case labels, expected answers and evidence), or None.
+    """
+
+    kind = "report"
+
+    def __init__(self, report: EvaluationReport, benchmark: Any = None) -> None:
+        self.report = report
+        self.benchmark = benchmark
+        self.results: Sequence[Mapping[str, Any]] = report.raw["case_results"]
+        self.n = len(self.results)
+        frame = report.cases_frame()
+        self._frame = frame
+        self.case_ids = np.asarray(frame["case_id"].to_numpy(dtype=object, na_value=""))
+        self.modes_column = np.asarray(frame["query_mode"].to_numpy(dtype=object, na_value=""))
+        self.queries = np.asarray(frame["query"].to_numpy(dtype=object, na_value=""))
+        self.answers = np.asarray(frame["answer"].to_numpy(dtype=object, na_value=None))
+        self.error_types = np.asarray(frame["error_type"].to_numpy(dtype=object, na_value=None))
+        self.messages = np.asarray(frame["error"].to_numpy(dtype=object, na_value=None))
+        self.latency = frame["latency_ms"].to_numpy(dtype="float64", na_value=np.nan)
+        self.case_error = (frame["status"] == "error").to_numpy(dtype=bool)
+        self.metrics: tuple[str, ...] = tuple(report.metric_names)
+        self.arrays: dict[str, MetricArrays] = metric_arrays(self.results, self.metrics)
+        self.modes: tuple[str, ...] = tuple(report.modes)
+        self.labels = LabelIndex(benchmark, self.case_ids)
+        self.systems: tuple[str, ...] = ()
+        self.quick_filters: tuple[str, ...] = ()
+        self.title = f"{report.report_id} · {report.benchmark.key}"
+
+    # -- what the filters read -------------------------------------------------------------
+    @cached_property
+    def search_text(self) -> list[str]:
+        """One case-folded text per row: case id, query, answer, error type and message."""
+        return [
+            f"{c}\n{q}\n{a or ''}\n{t or ''}\n{m or ''}".casefold()
+            for c, q, a, t, m in zip(self.case_ids, self.queries, self.answers, self.error_types, self.messages)
+        ]
+
+    def mode_mask(self, mode: str) -> np.ndarray:
+        """Rows of one query mode."""
+        return np.asarray(self.modes_column == mode)
+
+    def status_codes(self, metric: str | None) -> np.ndarray:
+        """Per row, the index in :data:`STATUSES`, for ``metric`` or (None) over every score.
+
+        Over every score: ``error`` (the case or any evaluator), else ``skipped`` (any
+        score), else ``n/a`` (no score at all), else ``ok``.
+        """
+        if metric is not None:
+            return self.arrays[metric].status(self.case_error)
+        if not self.metrics:
+            return np.where(self.case_error, 1, 3).astype(np.uint8)
+        arrays = list(self.arrays.values())
+        errors = self.case_error | np.logical_or.reduce([a.errors for a in arrays])
+        skipped = np.logical_or.reduce([a.skipped for a in arrays])
+        present = np.logical_or.reduce([a.present for a in arrays])
+        codes = np.full(self.n, STATUSES.index("n/a"), dtype=np.uint8)
+        codes[present] = STATUSES.index("ok")
+        codes[skipped] = STATUSES.index("skipped")
+        codes[errors] = STATUSES.index("error")
+        return codes
+
+    def range_values(self, metric: str) -> np.ndarray:
+        """The numbers a metric range filters on (NaN: no usable score)."""
+        return self.arrays[metric].values
+
+    def quick_mask(self, name: str, metric: str | None) -> np.ndarray:  # pragma: no cover - reports have none
+        raise ValueError(f"a report has no quick filter {name!r}")
+
+    # -- columns -------------------------------------------------------------------------
+    @cached_property
+    def columns(self) -> list[Column]:
+        """The table's columns, in display order."""
+        columns = [
+            Column("row", "#", True, lambda: np.arange(self.n, dtype="float64"), lambda i: (f"{i + 1:,}", "hx-n", "")),
+            Column("case_id", "case", False, lambda: self.case_ids, lambda i: text_cell(self.case_ids[i], 40, "hx-id")),
+        ]
+        if len(self.modes) > 1:
+            columns.append(
+                Column(
+                    "query_mode",
+                    "mode",
+                    False,
+                    lambda: self.modes_column,
+                    lambda i: text_cell(self.modes_column[i], 28),
+                )
+            )
+        columns.append(Column("status", "status", False, self._status_keys, self._status_cell))
+        columns.append(Column("query", "query", False, lambda: self.queries, lambda i: text_cell(self.queries[i], 90)))
+        for name in self.metrics:
+            arrays = self.arrays[name]
+            columns.append(Column(name, name, True, partial(_values, arrays), partial(metric_cell, arrays)))
+        columns.append(Column("latency_ms", "latency ms", True, lambda: self.latency, self._latency_cell))
+        if any(a is not None for a in self.answers[:1000]) or any(a is not None for a in self.answers):
+            columns.append(
+                Column("answer", "answer", False, lambda: self.answers, lambda i: text_cell(self.answers[i], 60))
+            )
+        return columns
+
+    def _status_keys(self) -> np.ndarray:
+        return np.where(self.case_error, "error " + self.error_types.astype(str), "ok").astype(object)
+
+    def _status_cell(self, i: int) -> Cell:
+        if self.case_error[i]:
+            return ("✗ " + str(self.error_types[i] or "error"), "hx-bad", str(self.messages[i] or "")[:400])
+        return ("✓ ok", "hx-ok", "")
+
+    def _latency_cell(self, i: int) -> Cell:
+        value = self.latency[i]
+        return (format_ms(float(value)), "hx-n", "") if np.isfinite(value) else ("—", "hx-na", "")
+
+    # -- what a user takes away ------------------------------------------------------------
+    def frame(self, rows: np.ndarray) -> pd.DataFrame:
+        """The report's ``cases_frame()`` rows ``rows``, in that order (index: report position)."""
+        return self._frame.iloc[rows]
+
+    def case(self, row: int) -> EvaluationCaseResult:
+        """The case result of table row ``row``."""
+        return EvaluationCaseResult.from_raw(cast("dict[str, Any]", self.results[row]))
+
+    def describe_row(self, row: int) -> str:
+        """``case_id · mode`` of a row, for headers and messages."""
+        return f"{self.case_ids[row]} · {self.modes_column[row]}"
+
+
+def _values(arrays: MetricArrays) -> np.ndarray:
+    return arrays.values

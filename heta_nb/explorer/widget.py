@@ -1,0 +1,96 @@
+"""The explorer's browser half: one anywidget whose ES module (``assets/explorer.js``) draws
+the controls, the page of rows and the case panel; the kernel does every filter and sort."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from heta_nb.errors import MissingDependencyError
+
+__all__ = ["ASSETS", "explorer_widget_class"]
+
+ASSETS = Path(__file__).with_name("assets")
+"""Where ``explorer.js`` and ``explorer.css`` are."""
+
+_CLASS: Any = None
+
+
+def _css() -> str:
+    """The explorer's own CSS plus the report views' (``.heta-report`` scoped) for the case panel."""
+    from heta_nb.render.env import environment
+
+    styles = environment().get_template("styles.css.j2").render()
+    return (ASSETS / "explorer.css").read_text(encoding="utf-8") + "\n" + styles
+
+
+def explorer_widget_class() -> Any:
+    """The ``ExplorerWidget`` class (built on first use: anywidget is imported only then).
+
+    Traits the kernel sets: ``columns``, ``rows`` (the page: at most ``page_size`` rows of
+    plain-text cells), ``info`` (counts, page, empty state, error), ``options`` (what the
+    controls offer), ``panel`` (the case panel's escaped HTML) and ``selected``. Traits the
+    browser sets: ``search``, ``mode``, ``status``, ``label``, ``metric``, ``low``, ``high``,
+    ``quick``, ``system``, ``report``, ``sort``, ``descending``, ``page``. Actions (open a
+    row, next, previous, close, reset) arrive as custom messages.
+    """
+    global _CLASS
+    if _CLASS is not None:
+        return _CLASS
+    try:
+        import anywidget
+    except ImportError as exc:  # a dependency of heta-nb: only a broken install lacks it
+        raise MissingDependencyError(
+            "the case explorer needs the package 'anywidget' (a dependency of heta-nb); "
+            "install it with: pip install anywidget"
+        ) from exc
+    import traitlets as t
+
+    class ExplorerWidget(anywidget.AnyWidget):  # type: ignore[misc]
+        """The explorer's widget (see :func:`explorer_widget_class`)."""
+
+        _esm = t.Unicode((ASSETS / "explorer.js").read_text(encoding="utf-8")).tag(sync=True)
+        _css = t.Unicode("").tag(sync=True)
+
+        columns: Any = t.List().tag(sync=True)
+        rows: Any = t.List().tag(sync=True)
+        info = t.Dict().tag(sync=True)
+        options = t.Dict().tag(sync=True)
+        panel = t.Unicode("").tag(sync=True)
+        selected = t.Int(-1).tag(sync=True)
+
+        search = t.Unicode("").tag(sync=True)
+        mode = t.Unicode("").tag(sync=True)
+        status = t.Unicode("").tag(sync=True)
+        label = t.Unicode("").tag(sync=True)
+        metric = t.Unicode("").tag(sync=True)
+        low = t.Unicode("").tag(sync=True)
+        high = t.Unicode("").tag(sync=True)
+        quick = t.Unicode("").tag(sync=True)
+        system = t.Unicode("").tag(sync=True)
+        report = t.Unicode("").tag(sync=True)
+        sort = t.Unicode("").tag(sync=True)
+        descending = t.Bool(False).tag(sync=True)
+        page = t.Int(0).tag(sync=True)
+
+        def __init__(self, fallback: Callable[[], str | None] | None = None, **kwargs: Any) -> None:
+            super().__init__(_css=_css(), **kwargs)
+            self._fallback = fallback
+
+        def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+            """The widget view, with the static report as ``text/html`` for viewers without widgets."""
+            bundle = super()._repr_mimebundle_(**kwargs)
+            if bundle is None or self._fallback is None:
+                return bundle
+            data, metadata = bundle
+            try:
+                html = self._fallback()
+            except Exception:  # noqa: BLE001 - a fallback never stops the widget from showing
+                html = None
+            if html:
+                data = {**data, "text/html": html}
+            return data, metadata
+
+    _CLASS = ExplorerWidget
+    return _CLASS

@@ -1,0 +1,215 @@
+"""The explorer's case panel: gold data from the benchmark, results judged relevant / not
+relevant / not judged, every score's metadata, errors with tracebacks, run facts, escaping."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from heta_nb.benchmark import Benchmark, BenchmarkCase, BenchmarkEvidence, BenchmarkExpected
+from heta_nb.explorer import explore
+from heta_nb.model import EvaluationReport
+
+KEY = "raw/benchmarks/panel/test/{doc}/{doc}.txt"
+
+
+def _result(doc: str, text: str, rank: int) -> dict:
+    return {
+        "id": f"chunk-{doc}-{rank}",
+        "text": text,
+        "score": 3.0 - rank,
+        "kind": "chunk",
+        "source": {"object_key": KEY.format(doc=doc), "chunk_index": rank},
+        "metadata": {"ranking": "bm25"},
+    }
+
+
+def _case(case_id: str, query: str, docs: list[str], *, answer: str | None, scores: list[dict], **extra) -> dict:
+    return {
+        "case_id": case_id,
+        "query": query,
+        "query_mode": "m",
+        "scores": scores,
+        "response": {
+            "mode": "m",
+            "results": [_result(d, f"text about {d}", i) for i, d in enumerate(docs)],
+            "answer": answer,
+            "citations": [
+                {"id": "citation_1", "result_id": f"chunk-{docs[0]}-0", "source": {}, "text": None, "metadata": {}}
+            ]
+            if docs
+            else [],
+            "trace": [{"stage": "retrieve", "message": "bm25 over 3 chunks", "metadata": {"k": 3}}],
+            "metadata": {"index": "chunk_full_text"},
+        },
+        "latency_ms": 12.5,
+        "error": None,
+        "metadata": {"benchmark_run_unit": "corpus", "heta_nb": {"attempts": 3, "query_ms": 10.25}},
+        **extra,
+    }
+
+
+def _report() -> EvaluationReport:
+    recall = {
+        "name": "evidence_recall@5",
+        "value": 0.5,
+        "passed": None,
+        "metadata": {"matched": 1, "expected": 2, "matched_reference_ids": ["d1"], "missing_reference_ids": ["d9"]},
+    }
+    skipped = {
+        "name": "evidence_recall@5",
+        "value": 0.0,
+        "passed": None,
+        "metadata": {"skipped": True, "reason": "case has no expected evidence"},
+    }
+    broken = {
+        "name": "answer_f1",
+        "value": "error",
+        "passed": None,
+        "metadata": {"error": {"type": "ZeroDivisionError", "message": "division by zero"}},
+    }
+    failed = {
+        "case_id": "c3",
+        "query": "why did it fail?",
+        "query_mode": "m",
+        "scores": [],
+        "response": None,
+        "latency_ms": 30000.0,
+        "error": {
+            "message": "query did not finish within 30 s",
+            "error_type": "TimeoutError",
+            "retryable": True,
+            "metadata": {"attempts": 2, "traceback": "Traceback (most recent call last):\n  File x\nTimeoutError"},
+        },
+        "metadata": {"benchmark_run_unit": "corpus"},
+    }
+    return EvaluationReport.from_raw(
+        {
+            "schema_version": "1",
+            "report_id": "panel",
+            "report_key": None,
+            "benchmark": {
+                "name": "panel",
+                "version": "1",
+                "split": "test",
+                "task_type": "qa",
+                "build_scope": "corpus",
+                "homepage": None,
+                "license": None,
+                "citation": None,
+                "metadata": {},
+            },
+            "knowledge_base_name": "kb",
+            "knowledge_base_manifest": {},
+            "recipe_manifest": {},
+            "query_modes": ["m"],
+            "score_summary": {},
+            "case_results": [
+                _case("c1", "Who kept the light?", ["d1", "d2", "d9"], answer="Ansel kept it", scores=[recall, broken]),
+                _case("c2", "No gold here?", ["d4"], answer=None, scores=[skipped]),
+                failed,
+            ],
+            "started_at": "2026-01-01T00:00:00+00:00",
+            "finished_at": "2026-01-01T00:01:00+00:00",
+            "metadata": {},
+        }
+    )
+
+
+def _benchmark() -> Benchmark:
+    cases = [
+        BenchmarkCase(
+            case_id="c1",
+            query="Who kept the light?",
+            expected=BenchmarkExpected(
+                answers=("Ansel", "Ansel Marr"),
+                evidence=(
+                    BenchmarkEvidence(reference_id="d1"),
+                    BenchmarkEvidence(
+                        locator={"source_key_prefix": "raw/benchmarks/panel/test/d9/"}, metadata={"relevance": 2}
+                    ),
+                ),
+            ),
+            labels={"difficulty": "hard"},
+        ),
+        BenchmarkCase(case_id="c2", query="No gold here?"),
+        BenchmarkCase(case_id="c3", query="why did it fail?", expected=BenchmarkExpected(answers=("x",))),
+    ]
+    return Benchmark({"name": "panel", "version": "1", "split": "test", "task_type": "qa"}, (), cases)
+
+
+def _marks(panel: str) -> list[str]:
+    return re.findall(r'<td><span class="hx-mark [a-z-]+" title="[^"]*">([a-z ]+)</span></td>', panel)
+
+
+def test_results_are_judged_from_the_benchmark() -> None:
+    explorer = explore(_report(), benchmark=_benchmark())
+    explorer.open(case_id="c1")
+    panel = explorer.widget.panel
+    assert _marks(panel) == ["relevant", "not relevant", "relevant"]
+    assert 'title="document d1 is judged relevant (grade 1)"' in panel  # by its raw key
+    assert 'title="matches expected evidence #2"' in panel
+    assert "matches none of the case&#39;s 2 evidence item(s)" in panel
+    assert "2 relevant" in panel and "1 not relevant" in panel
+    # gold data: answers, evidence with its grade, labels
+    assert '<span class="hx-gold">Ansel</span>; <span class="hx-gold">Ansel Marr</span>' in panel
+    assert "<code>d1</code>" in panel and "grade 2" in panel and "difficulty = hard" in panel
+    explorer.open(case_id="c2")
+    assert _marks(explorer.widget.panel) == ["not judged"]
+    assert "the benchmark case has no expected evidence" in explorer.widget.panel
+
+
+def test_without_the_benchmark_only_what_evaluators_matched_is_marked() -> None:
+    explorer = explore(_report())
+    explorer.open(case_id="c1")
+    panel = explorer.widget.panel
+    assert _marks(panel) == ["relevant", "not judged", "not judged"]
+    assert "report.json keeps no gold data: pass benchmark= to explore(...) to see it" in panel
+
+
+def test_every_score_with_its_metadata_and_the_run_facts() -> None:
+    explorer = explore(_report())
+    explorer.open(case_id="c1")
+    panel = explorer.widget.panel
+    assert "missing_reference_ids" in panel and "d9" in panel  # score metadata
+    assert "evaluator error ZeroDivisionError: division by zero" in panel
+    assert "latency 12.5 ms · query 10.2 ms · attempts 3 (retries 2)" in panel
+    assert 'data-testid="hx-answer">Ansel kept it<' in panel
+    assert "<code>citation_1</code>" in panel and "bm25 over 3 chunks" in panel  # citations and trace
+    explorer.open(case_id="c2")
+    assert "skipped: case has no expected evidence" in explorer.widget.panel
+    assert "none (this mode returns results only)" in explorer.widget.panel
+
+
+def test_an_error_shows_its_traceback_and_attempts() -> None:
+    explorer = explore(_report(), status="error")
+    assert list(explorer.selection["case_id"]) == ["c1", "c3"]  # c1: its answer_f1 evaluator raised
+    case = explorer.open(1)
+    assert case.case_id == "c3"
+    panel = explorer.widget.panel
+    assert "✗ TimeoutError" in panel and "query did not finish within 30 s" in panel
+    assert '<pre class="heta-pre">Traceback (most recent call last):' in panel
+    assert "attempts 2 (retries 1)" in panel and "retryable" in panel
+
+
+@pytest.mark.hostile
+def test_hostile_text_is_escaped_in_rows_and_panel() -> None:
+    payload = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+    data = _report().raw
+    first = dict(data["case_results"][0])
+    first["query"] = payload
+    first["case_id"] = payload
+    first["response"] = {**first["response"], "answer": payload, "metadata": {payload: payload}}
+    first["response"]["results"] = [{**r, "text": payload, "id": payload} for r in first["response"]["results"]]
+    first["metadata"] = {**first["metadata"], payload: payload}
+    report = EvaluationReport.from_raw({**data, "case_results": [first, *data["case_results"][1:]]})
+    explorer = explore(report, search="onerror")
+    assert explorer.matched == 1
+    explorer.open(0)
+    panel = explorer.widget.panel
+    assert "<script" not in panel and "<img" not in panel
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in panel
+    row = explorer.widget.rows[0]
+    assert payload in [cell[0] for cell in row["cells"]]  # cells are plain text: the browser writes them as text
+    assert explorer.widget.info["case_text"].startswith(payload)
