@@ -1,0 +1,322 @@
+"""The :class:`Leaderboard`: recipes × benchmarks × metrics, with the differences from a baseline that are real."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from heta_nb.model.record import RichDisplay
+from heta_nb.model.report import EvaluationReport
+from heta_nb.sweeps.board import Board, Cell, build_board
+from heta_nb.sweeps.plan import SweepError
+from heta_nb.sweeps.views import FRAME_COLUMNS, board_context, board_rows, board_text, wide_frame
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+    from heta_nb.comparison import Comparison
+
+__all__ = ["Leaderboard"]
+
+
+class Leaderboard(RichDisplay):
+    """Recipes × benchmarks × metrics: means with CIs, paired tests against a baseline, ranks.
+
+    Build it with :meth:`from_reports` or :meth:`from_store` (``heta_nb.sweep`` returns one).
+    A *system* is a recipe in one query mode (``recipe · mode`` when the reports have
+    several modes); a *column* is one metric on one benchmark.
+
+    * Each cell shows the report's own mean and confidence interval (Heta's mean, as the
+      report view shows it) and the column's rank (1 = best mean; ties share a rank).
+    * On each benchmark, every other recipe is compared with the baseline recipe in the
+      same mode, case by case, with exactly the statistics of :func:`heta_nb.compare`
+      applied to the two reports (paired sign-flip permutation test, bootstrap CI of the
+      mean difference, the same ``seed``): the aligned cases are those both answered.
+    * Every such test on the board (recipes × benchmarks × modes × metrics) is
+      Holm-adjusted as one family; a difference is *real* when its adjusted p-value is
+      below ``alpha``. Only differences from the baseline are tested, not every pair.
+
+    Attributes:
+        recipes, benchmarks, modes, metrics: what the board shows, in order.
+        baselines: benchmark -> its baseline recipe.
+        warnings: why some numbers need care (incomplete reports, comparability).
+        notes: remarks (reports missing for some pairs...).
+        failures: pairs a sweep could not finish (``{"recipe", "benchmark", "phase", "error"}``).
+        store: where the reports are stored (None: in memory).
+    """
+
+    def __init__(
+        self,
+        board: Board,
+        *,
+        store: Any = None,
+        arguments: Mapping[str, Any] | None = None,
+        failures: Sequence[Mapping[str, Any]] = (),
+        benchmark_objects: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._board = board
+        self._benchmark_objects = dict(benchmark_objects or {})
+        self.recipes: tuple[str, ...] = tuple(board.recipes)
+        self.benchmarks: tuple[str, ...] = tuple(board.benchmarks)
+        self.modes: tuple[str, ...] = tuple(board.modes)
+        self.metrics: tuple[str, ...] = tuple(board.metrics)
+        self.baselines: dict[str, str] = dict(board.baselines)
+        self.warnings: list[str] = list(board.warnings)
+        self.notes: list[str] = list(board.notes)
+        self.failures: list[dict[str, Any]] = [dict(f) for f in failures]
+        self.store = store
+        self.arguments: dict[str, Any] = dict(arguments or {})
+        """The options that rebuild this board from its reports (``baseline``, ``metrics``...)."""
+        for failure in self.failures:
+            self.warnings.append(
+                f"{failure['recipe']} × {failure['benchmark']}: {failure['phase']}"
+                + (f" ({failure['error']})" if failure.get("error") else "")
+                + "; not on the board"
+            )
+
+    # -- building --------------------------------------------------------------------------
+    @classmethod
+    def from_reports(
+        cls,
+        reports: Sequence[Any],
+        *,
+        baseline: str | Mapping[str, str] | None = None,
+        metrics: Sequence[str] | str | None = None,
+        modes: Sequence[str] | str | None = None,
+        resamples: int = 10_000,
+        confidence: float = 0.95,
+        seed: int = 0,
+        alpha: float = 0.05,
+        include_skipped: bool = False,
+        store: Any = None,
+        failures: Sequence[Mapping[str, Any]] = (),
+        benchmark_objects: Mapping[str, Any] | None = None,
+    ) -> Leaderboard:
+        """A leaderboard over ``reports`` (reports, paths, anything ``load_report`` takes).
+
+        A report's recipe and benchmark are the ones a sweep recorded (``metadata.sweep``);
+        otherwise ``metadata.recipe`` or its knowledge-base name, and its benchmark's name
+        (``name:version:split`` where names repeat). Of two reports for one pair the newer
+        is used (with a warning).
+
+        Args:
+            reports: the reports.
+            baseline: the baseline recipe (default: the first), or one per benchmark
+                (``{benchmark: recipe}``).
+            metrics: metrics shown and tested (default: every numeric metric).
+            modes: query modes (default: every mode of the reports).
+            resamples, confidence, seed, include_skipped: as in :func:`heta_nb.compare`.
+            alpha: the significance level, after Holm's correction over the whole board.
+            store: where the reports are stored (what the notebook sections reload).
+            failures: pairs a sweep could not finish (shown as warnings).
+            benchmark_objects: the benchmarks by name, for the explorer's case panel
+                (expected answers and evidence).
+
+        Raises:
+            SweepError: no reports, or an unknown baseline, metric or mode.
+        """
+        from heta_nb.model.io import load_report
+
+        loaded = [r if isinstance(r, EvaluationReport) else load_report(r) for r in reports]
+        options = {"baseline": baseline, "metrics": metrics, "modes": modes, "seed": seed, "alpha": alpha}
+        board = build_board(
+            loaded,
+            baseline=baseline,
+            metrics=metrics,
+            modes=modes,
+            resamples=resamples,
+            confidence=confidence,
+            seed=seed,
+            alpha=alpha,
+            include_skipped=include_skipped,
+        )
+        options.update(resamples=resamples, confidence=confidence, include_skipped=include_skipped)
+        return cls(board, store=store, arguments=options, failures=failures, benchmark_objects=benchmark_objects)
+
+    @classmethod
+    def from_store(cls, store: Any, *, sweep: str | None = None, **options: Any) -> Leaderboard:
+        """A leaderboard over the reports of a store (only those of sweep ``sweep`` if given).
+
+        Args:
+            store: a store folder, fsspec URL or ``ReportStore``.
+            sweep: keep only the reports of the sweep with this ``name``.
+            **options: as :meth:`from_reports` (``baseline``, ``metrics``, ``modes``...).
+
+        Raises:
+            SweepError: the store holds no (matching) report.
+        """
+        from heta_nb.store import ReportStore
+
+        reports_store = store if isinstance(store, ReportStore) else ReportStore(store)
+        reports = [reports_store.load_key(s.key) for s in reports_store.summaries()]
+        if sweep is not None:
+            reports = [r for r in reports if _sweep_name(r) == sweep]
+        if not reports:
+            which = f" of sweep {sweep!r}" if sweep is not None else ""
+            raise SweepError(f"{reports_store.location}: no report{which} to put on a leaderboard")
+        board = cls.from_reports(reports, store=store, **options)
+        board.arguments["sweep"] = sweep
+        return board
+
+    # -- lookups -----------------------------------------------------------------------
+    @property
+    def reports(self) -> tuple[EvaluationReport, ...]:
+        """The reports on the board, one per (recipe, benchmark)."""
+        return tuple(e.report for e in self._board.entries)
+
+    @property
+    def family_size(self) -> int:
+        """Tests Holm-adjusted together: every comparison with the baseline that has a p-value."""
+        return self._board.family_size
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """The rows' names (recipes, or ``recipe · mode``)."""
+        return tuple(s["name"] for s in board_context(self._board)["systems"])
+
+    def _mode(self, mode: str | None) -> str:
+        if mode is None:
+            if len(self.modes) > 1:
+                raise ValueError(f"the board has several modes {list(self.modes)}: pass mode=")
+            return self.modes[0]
+        if mode not in self.modes:
+            raise ValueError(f"mode {mode!r} is not on the board; modes: {list(self.modes)}")
+        return mode
+
+    def cell(self, recipe: str, benchmark: str, metric: str, mode: str | None = None) -> Cell:
+        """One cell: mean, CI, rank, and its paired test against the baseline (``cell.test``)."""
+        key = (benchmark, recipe, self._mode(mode), metric)
+        if key not in self._board.cells:
+            raise KeyError(f"no cell for recipe {recipe!r}, benchmark {benchmark!r}, metric {metric!r}")
+        return self._board.cells[key]
+
+    def report(self, recipe: str, benchmark: str) -> EvaluationReport:
+        """The report of one (recipe, benchmark) pair."""
+        for entry in self._board.entries:
+            if entry.recipe == recipe and entry.benchmark == benchmark:
+                return entry.report
+        raise KeyError(f"no report for recipe {recipe!r} on benchmark {benchmark!r}")
+
+    def comparison(self, benchmark: str, recipe: str, mode: str | None = None) -> Comparison:
+        """The :class:`~heta_nb.comparison.Comparison` of ``recipe`` with the baseline on ``benchmark``.
+
+        Its p-values are uncorrected (one pair); the board's are Holm-adjusted over all tests.
+        """
+        key = (benchmark, recipe, self._mode(mode))
+        if key not in self._board.comparisons:
+            raise KeyError(f"{recipe!r} is not compared on {benchmark!r} (the baseline, or a report is missing)")
+        return self._board.comparisons[key]
+
+    def explore(
+        self, benchmark: str | None = None, recipe: str | None = None, mode: str | None = None, **filters: Any
+    ) -> Any:
+        """Open the case explorer on one pair's comparison with the baseline (or on a report).
+
+        Args:
+            benchmark: the benchmark (default: the first).
+            recipe: the recipe compared with the baseline (default: the first other recipe;
+                the baseline itself opens its report).
+            mode: the query mode (needed when the board has several).
+            **filters: the explorer's first filters (see ``heta_nb.explore``).
+        """
+        benchmark = benchmark or self.benchmarks[0]
+        baseline = self.baselines[benchmark]
+        recipe = recipe or next((r for r in self.recipes if r != baseline), baseline)
+        target: Any = self.report(recipe, benchmark) if recipe == baseline else self.comparison(benchmark, recipe, mode)
+        opener = getattr(target, "explore", None)
+        if opener is None:
+            from heta_nb.errors import MissingDependencyError
+
+            raise MissingDependencyError("this heta_nb has no case explorer (explore() arrives with heta_nb.explore)")
+        return opener(benchmark=self._benchmark_objects.get(benchmark), **filters)
+
+    # -- data --------------------------------------------------------------------------
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per (benchmark, recipe, mode, metric); keys :data:`~heta_nb.sweeps.views.FRAME_COLUMNS`."""
+        return board_rows(self._board)
+
+    def frame(self, wide: bool = False) -> pd.DataFrame:
+        """The board as a DataFrame.
+
+        Args:
+            wide: False (default): one row per (benchmark, recipe, mode, metric) with the
+                mean, CI, rank, and the paired difference from the baseline (``mean_diff``,
+                its CI, ``p_value``, Holm ``p_adjusted``, ``significant``, ``verdict``,
+                wins/ties/losses). True: one row per system, the means in
+                ``(benchmark, metric)`` columns and its mean rank.
+        """
+        import pandas as pd
+
+        if wide:
+            return wide_frame(self._board)
+        frame = pd.DataFrame(self.rows(), columns=list(FRAME_COLUMNS))
+        frame["rank"] = frame["rank"].astype("Int64")
+        for name in ("best", "is_baseline", "significant"):
+            frame[name] = frame[name].astype("bool")
+        frame.attrs.update(alpha=self._board.settings["alpha"], family_size=self.family_size)
+        return frame
+
+    def to_context(self) -> dict[str, Any]:
+        """Everything the HTML view needs, as plain data."""
+        return board_context(self._board)
+
+    # -- views -------------------------------------------------------------------------
+    def plot(
+        self, metric: str | None = None, *, kind: str = "heatmap", mode: str | None = None, ax: Axes | None = None
+    ) -> Axes:
+        """One metric as a systems × benchmarks heatmap (``kind="heatmap"``) or dots with CIs (``"dots"``).
+
+        Args:
+            metric: the metric (default: the first).
+            kind: ``"heatmap"`` or ``"dots"``.
+            mode: keep one query mode (default: all systems).
+            ax: draw here (default: a new standalone figure).
+        """
+        from heta_nb.plots.leaderboard import plot_leaderboard
+
+        frame = self.frame()
+        if mode is not None:
+            frame = frame[frame["mode"] == self._mode(mode)]
+        return plot_leaderboard(frame, metric, kind=kind, ax=ax)  # type: ignore[arg-type]
+
+    def figure(self, metric: str | None = None, kind: str = "heatmap") -> Any:
+        """:meth:`plot` as a notebook figure (SVG plus a caption), what :meth:`sections` stores."""
+        from heta_nb.sweeps.export import figure_view
+
+        return figure_view(self, metric or self.metrics[0], kind)
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None) -> str:
+        """A standalone, offline HTML page of the board (written atomically to ``path`` if given)."""
+        from heta_nb.sweeps.export import board_html
+
+        return board_html(self, path, title=title)
+
+    def standalone_document(self, limits: Any = None, title: str | None = None) -> str:
+        """The standalone page (what ``heta_nb.to_html(board)`` writes)."""
+        return self.to_html(title=title)
+
+    def sections(self, source: Any = None) -> list[Any]:
+        """Notebook cells presenting the board (nbformat v4, outputs stored).
+
+        Args:
+            source: what the notebook reloads the board from: a store (default: the
+                board's own) or a list of report files.
+        """
+        from heta_nb.sweeps.export import board_sections
+
+        return board_sections(self, source)
+
+    def notebook_sections(self, source: Any = None) -> list[Any]:
+        """The cells ``heta_nb.sections(board)`` returns (see :meth:`sections`)."""
+        return self.sections(source)
+
+    def __repr__(self) -> str:
+        return board_text(self._board)
+
+
+def _sweep_name(report: EvaluationReport) -> str | None:
+    sweep = report.metadata.get("sweep")
+    name = sweep.get("name") if isinstance(sweep, Mapping) else None
+    return name if isinstance(name, str) else None
