@@ -281,6 +281,8 @@ def sections(obj: Any, *, source: Any = None) -> list[Any]:
     """
     from heta_nb.comparison import Comparison
 
+    if callable(getattr(obj, "notebook_sections", None)):  # a view made above this module (a Leaderboard)
+        return list(obj.notebook_sections(source=source))
     if isinstance(obj, Comparison):
         sources = list(source) if isinstance(source, (list, tuple)) else None
         if sources is None:

@@ -64,6 +64,19 @@ drill-down per case."""),
     ("code", "small"),
     ("code", "small.summary_frame()"),
     ("code", """small.cases_frame().sort_values("recall@5").head()"""),
+    ("md", """## Explore every case
+
+`report.explore()` opens a case explorer: search (case id, query, answer, error), filter by mode, status,
+benchmark label or metric range, sort any column, and click a row (or press `j` / `k`) to see the query,
+the expected answers and evidence, the answer, the retrieved chunks marked relevant or not, every score
+and the trace. The kernel does the work and sends one page of 50 rows at a time, so it stays fast on
+100,000 results. What you find is plain data: `explorer.selection` is the filtered DataFrame and
+`explorer.case` the open case."""),
+    ("code", """explorer = small.explore(benchmark=benchmark, mode="extractive_answer")
+explorer"""),
+    ("code", """explorer.filter(search="light", metric="answer_f1", high=0.5).sort("recall@5")
+explorer.open(0)
+explorer.selection[["case_id", "query", "recall@5", "answer_f1"]].head()"""),
     ("md", """## Compare the recipes
 
 Paired by case: mean differences with bootstrap confidence intervals, permutation-test p-values
@@ -71,6 +84,9 @@ Paired by case: mean differences with bootstrap confidence intervals, permutatio
     ("code", """comparison = heta_nb.compare(small, large, names=["small chunks", "large chunks"], modes=["extractive_answer"])
 comparison"""),
     ("code", """comparison.summary_frame()"""),
+    ("md", """Explore the comparison case by case: both recipes side by side, deltas coloured, and quick filters
+for the regressions, the improvements or every case that differs (ordered by the metric you choose)."""),
+    ("code", """comparison.explore(benchmark=benchmark, quick="regressions", metric="answer_f1")"""),
     ("md", "## Export"),
     ("code", """html_path = workdir / "comparison.html"
 heta_nb.to_html(comparison, html_path)        # one offline file, every case searchable
@@ -101,6 +117,17 @@ store = heta_nb.ReportStore(workdir / "store")"""),
 report.mode_counts()"""),
     ("md", "## Drill down into one case"),
     ("code", """report.case("q031", "extractive_answer")"""),
+    ("md", """## Explore every case
+
+`%heta_explore` (or `heta_nb.explore`) takes a report, a comparison, a path, `STORE:KB/ID`, or a whole
+store (`--store`: pick a report in the widget). With the benchmark, the label filter and the gold data
+in the case panel work too."""),
+    ("code", """%heta_explore --store {store.location}"""),
+    ("code", """benchmark = demo.load_benchmark()
+explorer = heta_nb.explore(report, benchmark=benchmark, label="hops = 3", metric="recall@5", high=0.5)
+explorer"""),
+    ("code", """explorer.open(0)
+explorer.case.case_id, explorer.matched, explorer.status_counts"""),
     ("md", "## Distributions"),
     ("code", """heta_nb.plots.plot_scores(report, "recall@5").figure"""),
     ("code", """heta_nb.plots.plot_latency(report).figure"""),
@@ -262,10 +289,121 @@ def build(name: str, cells: list[tuple[str, str]], folder: Path = HERE) -> Path:
     return folder / name
 
 
+SCALE_OUT = [
+    ("md", """# Beyond one machine: sweep recipes over benchmarks, on Dask
+
+One recipe can run several benchmarks, and one benchmark can compare several recipes. `heta_nb.sweep`
+evaluates every (recipe, benchmark) pair, in parallel, saves each report in a store, reuses finished
+reports when it runs again, and returns a **leaderboard**: each recipe's mean and confidence interval
+per benchmark and metric, and which differences from a baseline recipe are real (paired tests,
+Holm-corrected over the whole board). Here the pairs run on a Dask `LocalCluster` of two worker
+processes; the same call runs on any Dask cluster. Everything runs offline."""),
+    ("code", "%load_ext heta_nb"),
+    ("code", """import functools
+import tempfile
+from pathlib import Path
+
+import heta_nb
+from heta_nb import demo
+from heta_nb.benchmark import Benchmark
+from heta_nb.demo.heta_recipes import demo_recipe
+
+workdir = Path(tempfile.mkdtemp(prefix="heta-scale-out-"))
+store = workdir / "store"
+whole = demo.load_benchmark()
+
+
+def by_hops(version, keep):
+    \"\"\"The demo's cases with some numbers of hops: the same documents, another benchmark version.\"\"\"
+    cases = [case for case in whole.cases if keep(int(case.labels.get("hops", 0)))]
+    return Benchmark(whole.manifest.replace(version=version), whole.documents, cases, evaluators=whole.default_evaluators)
+
+
+benchmarks = {"single-hop": by_hops("1-single-hop", lambda h: h <= 1), "multi-hop": by_hops("1-multi-hop", lambda h: h >= 2)}
+{name: len(b.cases) for name, b in benchmarks.items()}"""),
+    ("md", """## Recipes as factories
+
+A Heta recipe carries its stores, and Heta's `ParseDocuments` reads everything under `raw/`: one recipe
+*object* evaluated on two benchmarks would mix their corpora. So a sweep takes a **factory**, a function
+`folder -> recipe`, and calls it once per pair with the pair's own folder. Three chunk sizes of the
+demo's full-text (BM25) recipe:"""),
+    ("code", """recipes = {
+    f"chunks-{size}": functools.partial(demo_recipe, chunk_size=size, overlap=size // 8)
+    for size in (120, 300, 700)
+}
+settings = dict(
+    query_engines=demo.demo_query_engines(),
+    query_modes=["extractive_answer"],
+    evaluators=["recall@5", "ndcg@5", "answer_f1"],
+    top_k=5,
+)"""),
+    ("md", """## A Dask cluster
+
+`LocalCluster` starts a scheduler and two worker processes on this machine (the link opens the Dask
+dashboard: task stream, workers, memory). Heta's full-text KBs score every chunk in Python, so pairs
+are CPU-bound: threads would take turns on one interpreter lock, processes run side by side."""),
+    ("code", """from dask.distributed import Client, LocalCluster
+
+cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+client = Client(cluster)
+client.dashboard_link"""),
+    ("md", """## The sweep
+
+The table shows each pair as it goes: queued, building (the recipe step), running n/N, done or
+failed, with an overall ETA. When it ends it stays in the notebook as an ordinary output."""),
+    ("code", """board = heta_nb.sweep(benchmarks, recipes, store=store, executor=client, **settings)
+board"""),
+    ("md", """## Reading the leaderboard
+
+★ marks the best mean of each column; ▲ and ▼ mark differences from the baseline (the first recipe)
+that survive Holm's correction over every test on the board; hover a cell for its paired difference.
+`frame()` has every number: means and CIs, ranks, paired differences with their CIs, raw and
+adjusted p-values, wins / ties / losses."""),
+    ("code", "board.frame(wide=True)"),
+    ("code", """board.frame().query("significant")[["benchmark", "system", "metric", "mean_diff", "diff_ci_low", "diff_ci_high", "p_adjusted"]]"""),
+    ("code", """board.plot("ndcg@5")"""),
+    ("code", """board.plot("answer_f1", kind="dots")"""),
+    ("md", """Each paired test is `heta_nb.compare` on the two reports; the comparison is one call away:"""),
+    ("code", """board.comparison("multi-hop", "chunks-700")"""),
+    ("md", """## Run it again
+
+Finished reports are reused as they are (an interrupted pair resumes from its checkpoint), so a re-run
+only does what is missing. Without `executor=`, pairs run in a process pool sized to this machine."""),
+    ("code", """import time
+
+started = time.perf_counter()
+again = heta_nb.sweep(benchmarks, recipes, store=store, **settings)
+f"re-run in {time.perf_counter() - started:.1f} s, same board: {again.rows() == board.rows()}\""""),
+    ("md", """## Share it
+
+An offline HTML page, notebook sections, or the command line over the store:"""),
+    ("code", """board.to_html(workdir / "leaderboard.html")
+cells = heta_nb.sections(board)
+import subprocess, sys
+
+print(subprocess.run([sys.executable, "-m", "heta_nb", "leaderboard", str(store), "--metrics", "ndcg@5"],
+                     capture_output=True, text=True).stdout)"""),
+    ("md", """## On an existing cluster
+
+Point a `Client` at the scheduler instead of a `LocalCluster` (on SLURM, `dask_jobqueue.SLURMCluster`
+gives one); the store and the recipes' folders (`workdir=`) must be paths every worker can reach, a
+shared file system or an fsspec URL:
+
+```python
+client = Client("tcp://scheduler.example.org:8786")
+board = heta_nb.sweep(benchmarks, recipes, store="/shared/heta/sweeps", workdir="/shared/heta/kbs",
+                      executor=client, **settings)
+```"""),
+    ("code", """client.close()
+cluster.close()"""),
+]
+
+
 NOTEBOOKS = {
     "01-quickstart.ipynb": QUICKSTART,
     "02-explore-a-report.ipynb": EXPLORE,
     "03-your-own-kb.ipynb": OWN_KB,
+    "04-scale-out.ipynb": SCALE_OUT,
 }
 
 

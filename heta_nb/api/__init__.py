@@ -10,8 +10,8 @@ with ``progress=False``, or any callable that takes events. Their parameters and
 from __future__ import annotations
 
 from heta_nb.api.awaitable import evaluate_async
-from heta_nb.api.blocking import evaluate
 from heta_nb.api.background import start
+from heta_nb.api.blocking import evaluate
 from heta_nb.api.views import ViewOptions
 
 __all__ = ["ViewOptions", "evaluate", "evaluate_async", "start"]

@@ -28,6 +28,7 @@ async def evaluate_async(
     trace: bool = False,
     concurrency: int = 8,
     timeout_s: float | None = 60.0,
+    evaluator_timeout_s: float | str | None = "timeout_s",
     retries: int = 2,
     backoff_s: float = 0.5,
     retry_on: tuple[type[BaseException], ...] = (),
@@ -50,7 +51,9 @@ async def evaluate_async(
     When the awaiting task is cancelled (``asyncio.timeout``, a ``TaskGroup``, a
     caller's ``task.cancel()``), the run stops, its partial report is saved (with a
     store, status ``cancelled``, so ``resume=True`` can finish it) and the
-    ``CancelledError`` propagates, as asyncio code expects.
+    ``CancelledError`` propagates, as asyncio code expects. On the main thread, Ctrl-C (a
+    kernel interrupt) cancels the run too, while a ``KeyboardInterrupt`` raised by the KB is
+    that case's error: see :mod:`heta_nb.runner.interrupts` for how the two are told apart.
 
     Args:
         benchmark: a heta_nb ``Benchmark``, a benchmark folder (Heta JSONL, BEIR or
@@ -76,12 +79,20 @@ async def evaluate_async(
             records it in ``metadata.heta_nb``.
         concurrency: queries in flight at once (default 8, as Heta).
         timeout_s: per-query timeout in seconds (default 60; None: no timeout).
-            Timeouts count as retryable.
-            It covers the KB call only, not the evaluators (an async evaluator that
-            never returns holds its case until ``cancel()``). Python cannot stop a
-            thread: a sync KB that overruns runs on in its thread until it returns
-            (later queries get fresh threads, and the interpreter waits for it at
-            exit), and an async KB that swallows the cancellation is recorded as it
+            Timeouts count as retryable. It covers the KB call only (see
+            ``evaluator_timeout_s``). Python cannot stop a thread: a sync KB that
+            overruns runs on in its thread until it returns (later queries get fresh
+            threads, and the interpreter waits for it at exit); an async KB that
+            swallows the cancellation is recorded as it returns; an async KB that
+            blocks the event loop (``time.sleep`` inside ``async def``) past its
+            timeout is recorded as a timeout that names the cause (not retried), and
+            a warning says so once per run.
+        evaluator_timeout_s: seconds one async evaluator may take for one case; default
+            ``"timeout_s"``: the query's timeout (None: no limit). An evaluator that
+            takes longer is recorded as that score's error (value ``"error"``,
+            ``metadata.error.type`` ``TimeoutError``); the case keeps its response
+            and other scores. A sync evaluator runs on the event loop and cannot be
+            stopped: one that blocks it longer is recorded the same way once it
             returns.
         retries: retries for retryable errors (``exc.retryable is True``, timeouts, or
             ``retry_on`` classes); default 2.
@@ -137,6 +148,7 @@ async def evaluate_async(
         trace=trace,
         concurrency=concurrency,
         timeout_s=timeout_s,
+        evaluator_timeout_s=evaluator_timeout_s,
         retries=retries,
         backoff_s=backoff_s,
         retry_on=retry_on,
@@ -154,7 +166,9 @@ async def evaluate_async(
     )
     subscribers: list[Callable[[Event], None]] = []
     engine = Engine(config, emit=subscriber_guard(subscribers))
-    subscribers.extend(view_subscribers(ViewOptions(progress=progress, on_event=on_event), None))
+    # the widget's Cancel stops this engine; the awaited report is the cell's own output
+    views = ViewOptions(progress=progress, on_event=on_event)
+    subscribers.extend(view_subscribers(views, None, cancel=engine.cancel_threadsafe, show_report=False))
     task = asyncio.current_task()
     report = await engine.run()
     cancelling = getattr(task, "cancelling", None)  # Python 3.11+

@@ -26,6 +26,7 @@ def start(
     trace: bool = False,
     concurrency: int = 8,
     timeout_s: float | None = 60.0,
+    evaluator_timeout_s: float | str | None = "timeout_s",
     retries: int = 2,
     backoff_s: float = 0.5,
     retry_on: tuple[type[BaseException], ...] = (),
@@ -85,12 +86,20 @@ def start(
             records it in ``metadata.heta_nb``.
         concurrency: queries in flight at once (default 8, as Heta).
         timeout_s: per-query timeout in seconds (default 60; None: no timeout).
-            Timeouts count as retryable.
-            It covers the KB call only, not the evaluators (an async evaluator that
-            never returns holds its case until ``cancel()``). Python cannot stop a
-            thread: a sync KB that overruns runs on in its thread until it returns
-            (later queries get fresh threads, and the interpreter waits for it at
-            exit), and an async KB that swallows the cancellation is recorded as it
+            Timeouts count as retryable. It covers the KB call only (see
+            ``evaluator_timeout_s``). Python cannot stop a thread: a sync KB that
+            overruns runs on in its thread until it returns (later queries get fresh
+            threads, and the interpreter waits for it at exit); an async KB that
+            swallows the cancellation is recorded as it returns; an async KB that
+            blocks the event loop (``time.sleep`` inside ``async def``) past its
+            timeout is recorded as a timeout that names the cause (not retried), and
+            a warning says so once per run.
+        evaluator_timeout_s: seconds one async evaluator may take for one case; default
+            ``"timeout_s"``: the query's timeout (None: no limit). An evaluator that
+            takes longer is recorded as that score's error (value ``"error"``,
+            ``metadata.error.type`` ``TimeoutError``); the case keeps its response
+            and other scores. A sync evaluator runs on the event loop and cannot be
+            stopped: one that blocks it longer is recorded the same way once it
             returns.
         retries: retries for retryable errors (``exc.retryable is True``, timeouts, or
             ``retry_on`` classes); default 2.
@@ -147,6 +156,7 @@ def start(
         trace=trace,
         concurrency=concurrency,
         timeout_s=timeout_s,
+        evaluator_timeout_s=evaluator_timeout_s,
         retries=retries,
         backoff_s=backoff_s,
         retry_on=retry_on,

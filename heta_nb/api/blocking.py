@@ -26,6 +26,7 @@ def evaluate(
     trace: bool = False,
     concurrency: int = 8,
     timeout_s: float | None = 60.0,
+    evaluator_timeout_s: float | str | None = "timeout_s",
     retries: int = 2,
     backoff_s: float = 0.5,
     retry_on: tuple[type[BaseException], ...] = (),
@@ -46,8 +47,10 @@ def evaluate(
     """Run an evaluation to the end and return its :class:`EvaluationReport`.
 
     Blocking, and safe inside a running notebook event loop (the run has its own
-    thread). Ctrl-C (or the widget's Cancel button) stops it and returns the partial
-    report, which says so in ``metadata.heta_nb.status``.
+    thread). Ctrl-C, the kernel's interrupt or the widget's Cancel button stops it and
+    returns the partial report, which says so in ``metadata.heta_nb.status``. (The
+    kernel handles the widget's clicks while it waits, with ipykernel 7; where it cannot,
+    the widget shows how to interrupt instead of a Cancel button.)
 
     Example (a plain function as the KB; it may also take ``mode``, ``top_k``,
     ``options`` and ``trace``)::
@@ -84,12 +87,20 @@ def evaluate(
             records it in ``metadata.heta_nb``.
         concurrency: queries in flight at once (default 8, as Heta).
         timeout_s: per-query timeout in seconds (default 60; None: no timeout).
-            Timeouts count as retryable.
-            It covers the KB call only, not the evaluators (an async evaluator that
-            never returns holds its case until ``cancel()``). Python cannot stop a
-            thread: a sync KB that overruns runs on in its thread until it returns
-            (later queries get fresh threads, and the interpreter waits for it at
-            exit), and an async KB that swallows the cancellation is recorded as it
+            Timeouts count as retryable. It covers the KB call only (see
+            ``evaluator_timeout_s``). Python cannot stop a thread: a sync KB that
+            overruns runs on in its thread until it returns (later queries get fresh
+            threads, and the interpreter waits for it at exit); an async KB that
+            swallows the cancellation is recorded as it returns; an async KB that
+            blocks the event loop (``time.sleep`` inside ``async def``) past its
+            timeout is recorded as a timeout that names the cause (not retried), and
+            a warning says so once per run.
+        evaluator_timeout_s: seconds one async evaluator may take for one case; default
+            ``"timeout_s"``: the query's timeout (None: no limit). An evaluator that
+            takes longer is recorded as that score's error (value ``"error"``,
+            ``metadata.error.type`` ``TimeoutError``); the case keeps its response
+            and other scores. A sync evaluator runs on the event loop and cannot be
+            stopped: one that blocks it longer is recorded the same way once it
             returns.
         retries: retries for retryable errors (``exc.retryable is True``, timeouts, or
             ``retry_on`` classes); default 2.
@@ -145,6 +156,7 @@ def evaluate(
         trace=trace,
         concurrency=concurrency,
         timeout_s=timeout_s,
+        evaluator_timeout_s=evaluator_timeout_s,
         retries=retries,
         backoff_s=backoff_s,
         retry_on=retry_on,
@@ -160,4 +172,4 @@ def evaluate(
         workspace=workspace,
         lint=lint,
     )
-    return start_run(config, ViewOptions(progress=progress, on_event=on_event)).result()
+    return start_run(config, ViewOptions(progress=progress, on_event=on_event), blocking=True).result()

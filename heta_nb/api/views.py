@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from heta_nb.api.waiting import InteractiveRun
 from heta_nb.progress.choose import Progress, progress_subscriber
+from heta_nb.progress.widget import RunWidget
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.events import Event
 from heta_nb.runner.handle import EvaluationRun
@@ -26,10 +28,21 @@ class ViewOptions:
     """also keep every event in ``run.events`` (``start`` only)."""
 
 
-def view_subscribers(views: ViewOptions, run: EvaluationRun | None) -> list[Callable[[Event], None]]:
-    """The views' event subscribers: the progress display, then ``on_event``."""
+def view_subscribers(
+    views: ViewOptions,
+    run: EvaluationRun | None,
+    *,
+    blocking: bool = False,
+    cancel: Callable[[], None] | None = None,
+    show_report: bool = True,
+) -> list[Callable[[Event], None]]:
+    """The views' event subscribers: the progress display, then ``on_event``.
+
+    ``blocking``, ``cancel`` and ``show_report`` go to the progress display
+    (:func:`~heta_nb.progress.choose.progress_subscriber`).
+    """
     subscribers = []
-    display = progress_subscriber(views.progress, run)
+    display = progress_subscriber(views.progress, run, blocking=blocking, cancel=cancel, show_report=show_report)
     if display is not None:
         subscribers.append(display)
     if views.on_event is not None:
@@ -37,9 +50,15 @@ def view_subscribers(views: ViewOptions, run: EvaluationRun | None) -> list[Call
     return subscribers
 
 
-def start_run(config: RunConfig, views: ViewOptions) -> EvaluationRun:
-    """The run of ``config`` on its own thread, shown as ``views`` say."""
-    run = EvaluationRun(config, record_events=views.record_events)
-    for subscriber in view_subscribers(views, run):
+def start_run(config: RunConfig, views: ViewOptions, *, blocking: bool = False) -> EvaluationRun:
+    """The run of ``config`` on its own thread, shown as ``views`` say.
+
+    Its ``result()`` keeps the live widget's Cancel button working while it blocks
+    (:class:`~heta_nb.api.waiting.InteractiveRun`); ``blocking`` says the caller waits at once.
+    """
+    run = InteractiveRun(config, record_events=views.record_events)
+    for subscriber in view_subscribers(views, run, blocking=blocking):
         run.subscribe(subscriber)
+        if isinstance(subscriber, RunWidget):
+            run.answer_comms(subscriber.comm_ids())
     return run.start()

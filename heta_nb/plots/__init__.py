@@ -1,8 +1,11 @@
 """matplotlib plots of evaluation reports: score distributions, latency, summaries, labels.
 
 Every function takes an optional ``ax=`` and returns the Axes it drew on. Without one it
-creates a standalone :class:`matplotlib.figure.Figure` (never a pyplot figure), so
-plotting here never changes pyplot's state or ``rcParams``; all styling is per call.
+creates a standalone :class:`~heta_nb.plots.figure.PlotFigure` (never a pyplot figure), so
+plotting here never changes pyplot's state or ``rcParams``; all styling is per call, and
+text, ticks and lines take their colours from the active style (``dark_background`` too).
+Such a figure, and the Axes returned, show as an image in Jupyter by themselves (no
+``%matplotlib inline``, no ``%load_ext heta_nb``), in nbconvert and nbviewer too.
 Save a figure with :func:`heta_nb.render.figures.figure_to_svg` / ``figure_to_png``
 (deterministic bytes; the SVG helper fixes ``svg.hashsalt`` inside an ``rc_context`` for
 that call only).

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from heta_nb.model.report import EvaluationReport
 from heta_nb.plots.style import (
-    INK,
     add_legend,
     count_noun,
+    ink,
     legend_entry,
     mode_colors,
     mode_hatches,
@@ -104,11 +104,11 @@ def plot_by_label(
             hatch=hatches[mode],
             label=legend_entry(mode, parts),
             yerr=[lows, highs],
-            error_kw={"ecolor": INK, "elinewidth": 1.0, "capsize": 3},
+            error_kw={"ecolor": ink(), "elinewidth": 1.0, "capsize": 3},
         )
         for x, r in zip(xs, entries):
             if r["n"] == 0:
-                ax.text(x, 0.01, "n=0", ha="center", va="bottom", fontsize="x-small", color=INK, rotation=90)
+                ax.text(x, 0.01, "n=0", ha="center", va="bottom", fontsize="x-small", color=ink(), rotation=90)
             elif not 0.0 <= r["mean"] <= 1.0:
                 bounded = False
     cases = [rows[(value, chosen[0])]["cases"] for value in values] if chosen else [0] * len(values)

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 from heta_nb.model.report import EvaluationReport
 from heta_nb.plots.ecdf import ecdf_xy
 from heta_nb.plots.style import (
-    INK,
+    MUTED,
     add_legend,
     count_noun,
     legend_entry,
     mode_colors,
     mode_linestyles,
     new_axes,
+    paper,
     record_info,
     set_title,
     short_number,
@@ -83,8 +84,8 @@ def plot_latency(
         xs, ys = ecdf_xy(shown, None)
         (line,) = ax.step(xs, ys, where="post", color=color, linestyle=styles[mode], linewidth=1.8)
         marks = (max(p50, floor), max(p95, floor)) if log else (p50, p95)
-        ax.plot([marks[0]], [0.5], marker="o", color=color, markeredgecolor="white", markersize=7, linestyle="none")
-        ax.plot([marks[1]], [0.95], marker="D", color=color, markeredgecolor="white", markersize=6, linestyle="none")
+        ax.plot([marks[0]], [0.5], marker="o", color=color, markeredgecolor=paper(), markersize=7, linestyle="none")
+        ax.plot([marks[1]], [0.95], marker="D", color=color, markeredgecolor=paper(), markersize=6, linestyle="none")
         counted = f"n={len(values)}"
         if errors[mode]:
             counted += f", {count_noun(errors[mode], 'error')} {'included' if include_errors else 'excluded'}"
@@ -93,9 +94,9 @@ def plot_latency(
         )
         handles.append(line)
     for level in (0.5, 0.95):
-        ax.axhline(level, color="#999999", linewidth=0.8, linestyle=":", zorder=0)
-    handles.append(Line2D([], [], marker="o", color="#777777", linestyle="none", label="median (p50)"))
-    handles.append(Line2D([], [], marker="D", color="#777777", linestyle="none", label="p95"))
+        ax.axhline(level, color=MUTED, linewidth=0.8, linestyle=":", zorder=0)
+    handles.append(Line2D([], [], marker="o", color=MUTED, linestyle="none", label="median (p50)"))
+    handles.append(Line2D([], [], marker="D", color=MUTED, linestyle="none", label="p95"))
     if log:
         ax.set_xscale("log")
         _plain_log_ticks(ax, positive)
@@ -124,12 +125,15 @@ def plot_latency(
 
 
 def _plain_log_ticks(ax: Axes, values: Sequence[float]) -> None:
-    """Plain numbers (0.3, 1, 20) on a log axis; minor ticks labelled when it spans few decades."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """Plain numbers (0.3, 1, 20) on a log axis; minor ticks labelled when it spans few decades,
+    and 1-2-5 steps labelled up to three decades (a single labelled power of ten says too little)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     formatter = FuncFormatter(lambda value, _pos: short_number(value))
-    ax.xaxis.set_major_formatter(formatter)
     span = math.log10(max(values) / min(values)) if values else 0.0
+    if 1.2 <= span < 3.0:
+        ax.xaxis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(formatter)
     ax.xaxis.set_minor_formatter(formatter if span < 1.2 else NullFormatter())
     if span < 1.2:
-        ax.tick_params(axis="x", which="minor", labelsize="x-small", colors=INK)
+        ax.tick_params(axis="x", which="minor", labelsize="x-small")

@@ -13,14 +13,16 @@ from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import as_float
 from heta_nb.plots.ecdf import ecdf_xy
 from heta_nb.plots.style import (
-    INK,
+    MUTED,
     add_legend,
     count_noun,
+    ink,
     legend_entry,
     mode_colors,
     mode_hatches,
     mode_linestyles,
     new_axes,
+    paper,
     record_info,
     set_title,
     short_number,
@@ -222,7 +224,7 @@ def _draw_proportions(ax: Axes, scores: Sequence[_ModeScores], colors: dict[str,
         n = len(entry.values)
         if n == 0:
             ax.bar(index, 0.0, color=colors[entry.mode], hatch=hatches[entry.mode], label=entry.label(include_skipped))
-            ax.text(index, 0.02, "no scores", ha="center", va="bottom", fontsize="small", color=INK)
+            ax.text(index, 0.02, "no scores", ha="center", va="bottom", fontsize="small", color=ink())
             continue
         successes = int(round(sum(entry.values)))
         p = successes / n
@@ -236,7 +238,7 @@ def _draw_proportions(ax: Axes, scores: Sequence[_ModeScores], colors: dict[str,
             label=entry.label(include_skipped),
             yerr=[[p - low], [high - p]],
             capsize=6,
-            error_kw={"ecolor": INK, "elinewidth": 1.2, "capthick": 1.2},
+            error_kw={"ecolor": ink(), "elinewidth": 1.2, "capthick": 1.2},
         )
         ax.text(index, high + 0.02, f"{p:.2f}\n({successes}/{n})", ha="center", va="bottom", fontsize="small")
     ax.set_xticks(range(len(scores)), [s.mode for s in scores], parse_math=False)
@@ -385,16 +387,16 @@ def _draw_box(
             widths=0.5,
             patch_artist=True,
             showmeans=True,
-            medianprops={"color": INK, "linewidth": 1.5},
-            meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": INK, "markersize": 5},
-            flierprops={"marker": "o", "markersize": 3, "markerfacecolor": "none", "markeredgecolor": "#777777"},
-            whiskerprops={"color": INK},
-            capprops={"color": INK},
+            medianprops={"color": ink(), "linewidth": 1.5},
+            meanprops={"marker": "D", "markerfacecolor": paper(), "markeredgecolor": ink(), "markersize": 5},
+            flierprops={"marker": "o", "markersize": 3, "markerfacecolor": "none", "markeredgecolor": MUTED},
+            whiskerprops={"color": ink()},
+            capprops={"color": ink()},
         )
         for box, (_, entry) in zip(parts["boxes"], present):
             box.set_facecolor(colors[entry.mode])
             box.set_alpha(0.75)
-            box.set_edgecolor(INK)
+            box.set_edgecolor(ink())
     ax.set_xticks(range(len(scores)), [f"{s.mode}\nn={s.n}" for s in scores], parse_math=False)
     ax.set_xlim(-0.6, len(scores) - 0.4)
     ax.set_ylabel(metric, parse_math=False)

@@ -1,6 +1,7 @@
 """The look every plot shares: mode colours, line styles, hatches, axes, legends and titles.
 
-Styling is per call (never ``rcParams``); matplotlib is imported when a function needs it.
+Styling is per call and never changes ``rcParams``; text, ticks and lines follow the active
+style (``plt.style.use("dark_background")`` included); matplotlib is imported when needed.
 """
 
 from __future__ import annotations
@@ -15,16 +16,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 __all__ = [
-    "GRID",
-    "INK",
+    "MUTED",
     "PALETTE",
     "add_legend",
     "count_noun",
+    "ink",
     "legend_entry",
     "mode_colors",
     "mode_hatches",
     "mode_linestyles",
     "new_axes",
+    "paper",
     "record_info",
     "set_title",
     "short_number",
@@ -43,9 +45,8 @@ _FIXED_MODES = {
 }
 """Heta's common modes always get the same colour; other modes a stable hashed one."""
 
-INK = "#333333"
-"""Text, error bars and outlines."""
-GRID = "#dddddd"
+MUTED = "#888888"
+"""Reference lines and legend keys: a mid grey, readable on light and dark backgrounds."""
 _LINESTYLES = ("-", "--", ":", "-.")
 _HATCHES = ("", "//", "xx", "..")
 
@@ -97,28 +98,47 @@ def mode_hatches(modes: Sequence[str], colors: dict[str, str]) -> dict[str, str]
     return {mode: _HATCHES[_LINESTYLES.index(style)] for mode, style in mode_linestyles(modes, colors).items()}
 
 
+# -- colours of the active style ------------------------------------------------------------
+def ink() -> str:
+    """The active style's text colour (``rcParams["text.color"]``): error bars, outlines, labels."""
+    import matplotlib
+
+    return str(matplotlib.rcParams["text.color"])
+
+
+def paper() -> str:
+    """The active style's axes background (``rcParams["axes.facecolor"]``): marker edges, fills."""
+    import matplotlib
+
+    return str(matplotlib.rcParams["axes.facecolor"])
+
+
 # -- shared helpers -----------------------------------------------------------------------
 def new_axes(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
-    """``ax``, or the Axes of a new standalone Figure (never a pyplot one) of ``figsize``."""
+    """``ax``, or the Axes of a new :class:`~heta_nb.plots.figure.PlotFigure` of ``figsize``.
+
+    The new figure is standalone (never a pyplot one) and shows itself as an image in Jupyter.
+    """
     if ax is not None:
         return ax
-    from matplotlib.figure import Figure
+    from heta_nb.plots.figure import new_plot_axes
 
-    # No layout engine: positions are fixed, so saving twice gives the same bytes; the
-    # outside legend and long labels are kept by cropping to content when saving.
-    fig = Figure(figsize=figsize)
-    return fig.subplots()
+    return new_plot_axes(figsize)
 
 
 def style_axes(ax: Axes, grid: Literal["both", "x", "y"] = "y") -> None:
-    """The house style: no top or right spine, grey ticks, a light grid behind the data."""
+    """The house style: no top or right spine, softer left and bottom ones, a faint grid behind the data.
+
+    Colours come from the active style (``rcParams``), softened with transparency, so the plot
+    reads on a light or a dark background alike.
+    """
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     for side in ("left", "bottom"):
-        ax.spines[side].set_color("#888888")
-    ax.tick_params(colors=INK, labelsize="small")
+        ax.spines[side].set_alpha(0.6)
+    ax.tick_params(labelsize="small")
     ax.set_axisbelow(True)
-    ax.grid(True, axis=grid, color=GRID, linewidth=0.8)
+    ax.grid(True, axis=grid, linewidth=0.8, alpha=0.35)
 
 
 def add_legend(ax: Axes, handles: Sequence[Any] | None = None) -> None:
@@ -152,7 +172,7 @@ def set_title(ax: Axes, main: str, note: str) -> None:
     import textwrap
 
     lines = textwrap.wrap(note, width=max(72, len(main)), break_on_hyphens=False)
-    ax.set_title("\n".join([main, *lines]), fontsize="medium", color=INK, parse_math=False)
+    ax.set_title("\n".join([main, *lines]), fontsize="medium", parse_math=False)
 
 
 def legend_entry(mode: str, parts: Sequence[str], width: int = 34) -> str:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from heta_nb.model.report import EvaluationReport
 from heta_nb.plots.style import (
-    INK,
     add_legend,
     count_noun,
+    ink,
     legend_entry,
     mode_colors,
     mode_hatches,
@@ -104,12 +104,12 @@ def plot_metric_summary(
             hatch=hatches[mode],
             label=label,
             xerr=[lows, highs],
-            error_kw={"ecolor": INK, "elinewidth": 1.0, "capsize": 3},
+            error_kw={"ecolor": ink(), "elinewidth": 1.0, "capsize": 3},
         )
         for y, mean, high in zip(positions, means, highs):
             if math.isfinite(mean):
                 end = mean + (high if math.isfinite(high) else 0.0)
-                ax.text(end + 0.01 * top, y, f"{mean:.2f}", va="center", ha="left", fontsize="x-small", color=INK)
+                ax.text(end + 0.01 * top, y, f"{mean:.2f}", va="center", ha="left", fontsize="x-small", color=ink())
     ax.set_yticks(centres, list(names), parse_math=False)
     ax.set_ylim(len(names) - 0.5, -0.5)
     if bounded:

@@ -26,8 +26,25 @@ def in_notebook() -> bool:
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
-def progress_subscriber(progress: Progress, run: EvaluationRun | None) -> Callable[[Event], None] | None:
-    """The display for ``progress``: the widget in a notebook, the console line elsewhere, or the callable itself."""
+def progress_subscriber(
+    progress: Progress,
+    run: EvaluationRun | None,
+    *,
+    blocking: bool = False,
+    cancel: Callable[[], None] | None = None,
+    show_report: bool = True,
+) -> Callable[[Event], None] | None:
+    """The display for ``progress``: the widget in a notebook, the console line elsewhere, or the callable itself.
+
+    Args:
+        progress: what ``progress=`` was given.
+        run: the run the widget's Cancel button stops and whose report it shows.
+        blocking: the caller blocks until the run ends (``evaluate()``): the widget shows
+            its Cancel button only where the wait can answer it (see
+            :mod:`heta_nb.progress.kernel_comms`), else how to interrupt.
+        cancel: what the Cancel button calls instead of ``run.cancel``.
+        show_report: the widget shows the final report when the run ends.
+    """
     if progress is False or progress is None:
         return None
     if callable(progress):
@@ -36,9 +53,11 @@ def progress_subscriber(progress: Progress, run: EvaluationRun | None) -> Callab
     if choice == "auto":
         choice = "widget" if in_notebook() else "console"
     if choice == "widget":
+        from heta_nb.progress.kernel_comms import comm_pump_available
         from heta_nb.progress.widget import RunWidget
 
-        widget = RunWidget(run=run)
+        cancellable = not blocking or comm_pump_available()
+        widget = RunWidget(run=run, cancel=cancel, cancellable=cancellable, show_report=show_report)
         widget.display()
         return widget
     if choice == "console":

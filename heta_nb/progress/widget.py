@@ -22,7 +22,13 @@ from heta_nb._util.throttle import Scheduler, Throttle, thread_timer
 from heta_nb.runner.events import Event
 from heta_nb.runner.state import RunState, reduce
 
-__all__ = ["RunWidget"]
+__all__ = ["INTERRUPT_HINT", "RunWidget"]
+
+INTERRUPT_HINT = (
+    '<span class="heta-hint">To stop: interrupt the kernel (&#9632; in the toolbar, or I, I); '
+    "the finished cases are kept as a partial report.</span>"
+)
+"""Shown instead of the Cancel button where a click could not reach the blocked kernel."""
 
 _TERMINAL = frozenset({"run_finished"})
 _PROMPT = frozenset({"run_started", "build_started", "build_finished", "unit_started", "warning"})
@@ -39,6 +45,10 @@ class RunWidget:
         clock: time source for the throttle (tests inject a fake one).
         schedule: how trailing updates are scheduled (tests record them).
         show_report: show the final report as ordinary output when the run ends.
+        cancel: what the Cancel button calls (default: ``run.cancel``).
+        cancellable: show the Cancel button; False where a click could not reach the
+            kernel (a blocking call it cannot pump messages for): the widget then says
+            how to interrupt instead.
     """
 
     def __init__(
@@ -49,10 +59,14 @@ class RunWidget:
         clock: Callable[[], float] = time.monotonic,
         schedule: Scheduler = thread_timer,
         show_report: bool = True,
+        cancel: Callable[[], None] | None = None,
+        cancellable: bool = True,
     ) -> None:
         import ipywidgets as w
 
         self._run = weakref.ref(run) if run is not None else None
+        self._cancel = cancel
+        self.cancellable = cancellable
         self._lock = threading.Lock()
         # one flush at a time (the run's thread and the throttle's timer thread both flush),
         # and a flush that finds the run ended while it drew draws again: a trailing flush
@@ -76,6 +90,9 @@ class RunWidget:
             tooltip="Stop the run; finished cases are kept (partial report)",
         )
         self.cancel_button.on_click(self._on_cancel)
+        self.interrupt_hint = w.HTML(value=INTERRUPT_HINT if not cancellable else "")
+        if not cancellable:
+            self.cancel_button.layout.display = "none"
         for widget, hook in (
             (self.title, "heta-title"),
             (self.bar, "heta-progress-main"),
@@ -84,9 +101,12 @@ class RunWidget:
             (self.means, "heta-means"),
             (self.errors, "heta-errors"),
             (self.cancel_button, "heta-cancel"),
+            (self.interrupt_hint, "heta-interrupt-hint"),
         ):
             widget.add_class(hook)
-        header = w.HBox([self.bar, self.cancel_button], layout=w.Layout(align_items="center", width="100%"))
+        header = w.HBox(
+            [self.bar, self.cancel_button, self.interrupt_hint], layout=w.Layout(align_items="center", width="100%")
+        )
         self.box = w.VBox(
             [self.title, header, self.stats, self.build, self.means, self.errors],
             layout=w.Layout(width="100%", max_width="1100px"),
@@ -107,8 +127,15 @@ class RunWidget:
         run = self._run() if self._run is not None else None
         self.cancel_button.disabled = True
         self.cancel_button.description = "Cancelling…"
-        if run is not None:
+        if self._cancel is not None:
+            self._cancel()
+        elif run is not None:
             run.cancel()
+
+    def comm_ids(self) -> frozenset[str]:
+        """The comm ids of the widget's parts (what a blocking wait must keep answering)."""
+        parts = (self.box, self.title, self.bar, self.stats, self.build, self.means, self.errors, self.cancel_button)
+        return frozenset(str(part.model_id) for part in parts if part.model_id)
 
     # -- drawing --------------------------------------------------------------------
     def flush(self) -> None:
@@ -145,6 +172,8 @@ class RunWidget:
             if widget.value != value:
                 with widget.hold_sync():
                     widget.value = value
+        if state.finished and self.interrupt_hint.value:
+            self.interrupt_hint.value = ""
         if state.finished:
             with self.cancel_button.hold_sync():
                 self.cancel_button.disabled = True

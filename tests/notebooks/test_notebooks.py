@@ -18,10 +18,15 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # Time budget per notebook on this 2-core machine (KB builds dominate: Heta's ParseDocuments
 # tries to download a tokenizer for every document offline, about 0.13 s each).
-BUDGET_S = {"01-quickstart.ipynb": 150, "02-explore-a-report.ipynb": 180, "03-your-own-kb.ipynb": 120}
+BUDGET_S = {
+    "01-quickstart.ipynb": 150,
+    "02-explore-a-report.ipynb": 180,
+    "03-your-own-kb.ipynb": 120,
+    "04-scale-out.ipynb": 180,
+}
 
 
-def test_there_are_three_notebooks() -> None:
+def test_there_are_four_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == list(BUDGET_S)
 
 
@@ -68,11 +73,29 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     if path.name == "01-quickstart.ipynb":
         assert 'data-testid="heta-report"' in html and 'data-testid="heta-comparison"' in html
         assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+        # the explorers: a widget each, with the static report / comparison as the text/html fallback
+        fallbacks = [
+            o["data"].get("text/html", "")
+            for o in outputs
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {}) and "text/html" in o["data"]
+        ]
+        assert any('data-testid="heta-report"' in h for h in fallbacks)
+        assert any('data-testid="heta-comparison"' in h for h in fallbacks)
     if path.name == "02-explore-a-report.ipynb":
         assert "written-by-heta" in html
         (listing,) = [c for c in notebook.cells if c.cell_type == "code" and c.source.startswith("%heta_runs {recipe")]
         shown = "\n".join(str(v) for o in listing.outputs for v in o.get("data", {}).values())
         assert "written-by-heta" in shown  # the store Heta wrote to lists its report
+        plot_cells = [c for c in notebook.cells if c.cell_type == "code" and "heta_nb.plots.plot_" in c.source]
+        assert len(plot_cells) >= 3
+        for cell in plot_cells:  # an image, not "<Figure size 800x370 with 1 Axes>"
+            shown_types = [set(o.get("data", {})) for o in cell.outputs]
+            assert any({"image/png", "image/svg+xml"} & types for types in shown_types), (cell.source, shown_types)
     if path.name == "03-your-own-kb.ipynb":
         texts = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
         assert "True)" in texts and "'complete'" in texts
+    if path.name == "04-scale-out.ipynb":
+        assert 'data-testid="heta-sweep"' in html and 'data-testid="heta-leaderboard"' in html
+        assert html.count('data-phase="done"') == 6 and html.count('data-phase="reused"') == 6
+        texts = "\n".join(str(o.get("data", {}).get("text/plain", "")) + str(o.get("text", "")) for o in outputs)
+        assert "same board: True" in texts and "Leaderboard: 3 recipe(s)" in texts

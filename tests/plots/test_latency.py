@@ -65,3 +65,20 @@ def test_latency_with_failed_modes(errors: heta_nb.EvaluationReport) -> None:
     assert ax.heta_nb_info["n"] == {"full_text_search": 9, "vector_search": 0, "no_such_mode": 0}
     assert "no latencies" in _legend_texts(ax)[1]
     assert plots.plot_latency(errors, include_errors=True).heta_nb_info["n"]["vector_search"] == 10
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.5, 4.0), (7.0, 200.0), (3.0, 900.0), (0.01, 500.0)])
+def test_a_log_axis_always_labels_several_ticks(low: float, high: float) -> None:
+    """One labelled power of ten ("100") says too little: 1-2-5 steps up to three decades."""
+    raw = synthetic_report(40, modes=("m",), seed=5).to_dict()
+    for index, result in enumerate(raw["case_results"]):
+        result["latency_ms"] = low * (high / low) ** (index / 39)
+    ax = plots.plot_latency(heta_nb.load_report(raw))
+    ax.figure.canvas.draw()
+    left, right = ax.get_xlim()
+    labelled = [
+        t.get_text()
+        for t in [*ax.get_xticklabels(), *ax.get_xticklabels(minor=True)]
+        if t.get_text() and left <= t.get_position()[0] <= right
+    ]
+    assert len(labelled) >= 3, labelled

@@ -228,3 +228,60 @@ def test_the_widget_says_how_many_older_warnings_it_does_not_show() -> None:
     stats = widget.stats.value
     assert "warning 4 &lt;b&gt;" in stats and "warning 1" not in stats
     assert "2 earlier warnings" in stats
+
+
+# -- progress follows finished cases; Cancel where it can work ------------------------------
+
+
+def test_progress_follows_cases_even_when_the_kb_never_yields() -> None:
+    """An async KB that computes without awaiting (as a Heta full-text KB does) keeps the
+    event loop busy: finished cases still reach the widget within ~50 ms, not in 32-case steps."""
+
+    async def busy_kb(query: str, *, mode: str, top_k: int) -> dict[str, Any]:
+        time.sleep(0.01)  # CPU work, no await: the loop never iterates between cases
+        return exact_kb(query, mode=mode, top_k=top_k)
+
+    events: list[Any] = []
+    started = time.monotonic()
+    heta_nb.evaluate(
+        toy_benchmark(80),
+        kb=busy_kb,
+        query_modes=["good"],
+        store=None,
+        knowledge_base_name="busy kb",
+        progress=False,
+        on_event=lambda event: events.append((time.monotonic() - started, event)),
+    )
+    batches = [(t, len(e.records)) for t, e in events if e.kind == "cases_finished"]
+    assert sum(n for _, n in batches) == 80
+    assert len(batches) >= 10, batches  # 32-case batches would give 3
+    assert max(n for _, n in batches) < 32
+    gaps = [b[0] - a[0] for a, b in zip(batches, batches[1:])]
+    assert max(gaps) < 0.5, gaps
+
+
+def test_a_widget_that_cannot_be_answered_shows_how_to_interrupt_instead_of_cancel() -> None:
+    from heta_nb.progress.choose import progress_subscriber
+    from heta_nb.progress.kernel_comms import comm_pump, comm_pump_available
+
+    assert not comm_pump_available() and comm_pump(["x"]) is None  # no kernel here: nothing to pump
+    widget = progress_subscriber("widget", None, blocking=True, show_report=False)
+    assert isinstance(widget, RunWidget) and not widget.cancellable
+    assert widget.cancel_button.layout.display == "none"
+    assert "interrupt the kernel" in widget.interrupt_hint.value
+    for event in (RunFinished(status="complete", done=0, total=0, errors=0, seconds=0.1, t=0.1),):
+        widget(event)
+    assert widget.interrupt_hint.value == ""  # nothing left to stop
+    shown = progress_subscriber("widget", None, show_report=False)  # start(): the kernel is free
+    assert isinstance(shown, RunWidget) and shown.cancellable and shown.cancel_button.layout.display != "none"
+
+
+def test_cancel_button_calls_the_given_cancel_and_lists_its_comms() -> None:
+    from heta_nb.api.views import ViewOptions, view_subscribers
+
+    calls: list[str] = []
+    (widget,) = view_subscribers(ViewOptions(progress="widget"), None, cancel=lambda: calls.append("x"))
+    assert isinstance(widget, RunWidget)
+    widget.cancel_button.click()
+    assert calls == ["x"] and widget.cancel_button.disabled
+    assert str(widget.cancel_button.model_id) in widget.comm_ids() and len(widget.comm_ids()) >= 7
