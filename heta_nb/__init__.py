@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     "QueryResult": "heta_nb.model",
     "QueryCitation": "heta_nb.model",
     "QueryTraceEvent": "heta_nb.model",
-    "load_report": "heta_nb.model",
+    "load_report": "heta_nb.store.locate",  # heta_nb.model.load_report, plus STORE:KB/REPORT_ID
     "ReportStore": "heta_nb.store",
     "ReportFormatError": "heta_nb.errors",
     "Benchmark": "heta_nb.benchmark",
@@ -33,7 +33,14 @@ _EXPORTS: dict[str, str] = {
     "EvaluationRun": "heta_nb.runner.handle",
     "merge_reports": "heta_nb.runner.merge",
     "compare": "heta_nb.comparison",
+    "check": "heta_nb.gate",
+    "CheckResult": "heta_nb.gate",
+    "read_parquet": "heta_nb.tables.arrow",
     "Comparison": "heta_nb.comparison",
+    "sweep": "heta_nb.sweeps",
+    "Leaderboard": "heta_nb.sweeps",
+    "explore": "heta_nb.explorer",
+    "Explorer": "heta_nb.explorer",
     "to_html": "heta_nb.export",
     "to_notebook": "heta_nb.notebook",
     "sections": "heta_nb.notebook",
@@ -49,12 +56,15 @@ _SUBMODULES["distributions"] = "heta_nb.tables.distributions"  # its home before
 __all__ = [
     "Benchmark",
     "BenchmarkManifest",
+    "CheckResult",
     "Comparison",
     "EvaluationCaseResult",
     "EvaluationError",
     "EvaluationReport",
     "EvaluationRun",
     "EvaluationScore",
+    "Explorer",
+    "Leaderboard",
     "QueryCitation",
     "QueryResponse",
     "QueryResult",
@@ -62,15 +72,19 @@ __all__ = [
     "ReportFormatError",
     "ReportStore",
     "__version__",
+    "check",
     "compare",
     "evaluate",
     "evaluate_async",
+    "explore",
     "load_benchmark",
     "load_ipython_extension",
     "load_report",
     "merge_reports",
+    "read_parquet",
     "sections",
     "start",
+    "sweep",
     "to_html",
     "to_notebook",
     "unload_ipython_extension",
@@ -82,7 +96,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.benchmark.load import load_benchmark
     from heta_nb.comparison import Comparison, compare
     from heta_nb.errors import ReportFormatError
+    from heta_nb.explorer import Explorer, explore
     from heta_nb.export import to_html
+    from heta_nb.gate import CheckResult, check
     from heta_nb.model import (
         BenchmarkManifest,
         EvaluationCaseResult,
@@ -93,12 +109,14 @@ if TYPE_CHECKING:  # pragma: no cover
         QueryResponse,
         QueryResult,
         QueryTraceEvent,
-        load_report,
     )
     from heta_nb.notebook import sections, to_notebook
     from heta_nb.runner.handle import EvaluationRun
     from heta_nb.runner.merge import merge_reports
     from heta_nb.store import ReportStore
+    from heta_nb.store.locate import load_report
+    from heta_nb.sweeps import Leaderboard, sweep
+    from heta_nb.tables.arrow import read_parquet
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -91,7 +91,7 @@ def unload_ipython_extension(ipython: Any) -> None:
         if old is not None:
             formatters[mime].for_type_by_name(module, name, old)
     magics = ipython.magics_manager.magics["line"]
-    for name in ("heta_report", "heta_runs", "heta_compare", "heta_export"):
+    for name in ("heta_report", "heta_runs", "heta_compare", "heta_export", "heta_explore"):
         magics.pop(name, None)
 
 
@@ -103,7 +103,7 @@ def _error(message: str) -> None:
 
 @magics_class
 class HetaMagics(Magics):
-    """``%heta_report``, ``%heta_runs``, ``%heta_compare`` and ``%heta_export``."""
+    """``%heta_report``, ``%heta_runs``, ``%heta_compare``, ``%heta_export`` and ``%heta_explore``."""
 
     @magic_arguments()
     @argument("source", help="report.json path or URL, STORE:KB/REPORT_ID, or KB/REPORT_ID with --store")
@@ -182,6 +182,40 @@ class HetaMagics(Magics):
             print(f"wrote {path}")
             return None
         except (HetaNbError, ValueError, OSError) as exc:
+            _error(describe_error(exc))
+
+    @magic_arguments()
+    @argument("source", help="a report or comparison (variable), a path or URL, STORE:KB/ID, or a store with --store")
+    @argument("--store", action="store_true", help="SOURCE is a report store (folder or URL): pick a report")
+    @argument("--benchmark", default=None, help="benchmark (variable or folder) for labels, gold data and judgements")
+    @line_magic
+    def heta_explore(self, line: str) -> Any:
+        """Explore a report's, comparison's or store's cases: search, filter, sort, open."""
+        if _wants_help(line):
+            return _print_help(self.heta_explore)
+        args = _parse(self.heta_explore, line)
+        from heta_nb.errors import HetaNbError
+        from heta_nb.explorer import explore
+
+        try:
+            if args.store:
+                from heta_nb.store import ReportStore
+
+                obj: Any = ReportStore(_unquote(args.source))
+            else:
+                obj = self._report(args.source)
+            benchmark = None
+            if args.benchmark:
+                name = _unquote(args.benchmark)
+                namespace = self.shell.user_ns if self.shell is not None else {}
+                if name.isidentifier() and name in namespace:
+                    benchmark = namespace[name]
+                else:
+                    from heta_nb.benchmark.load import load_benchmark
+
+                    benchmark = load_benchmark(name)
+            return explore(obj, benchmark=benchmark)
+        except (HetaNbError, ValueError, KeyError, TypeError, OSError) as exc:
             _error(describe_error(exc))
 
     # -- helpers -----------------------------------------------------------------------

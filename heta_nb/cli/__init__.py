@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from heta_nb._util.text import describe_error
-from heta_nb.cli import demo, exports, output, reports
+from heta_nb.cli import check, demo, exports, leaderboard, output, reports
 from heta_nb.cli.args import UsageError
 from heta_nb.errors import HetaNbError
 
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit codes: 0 success, 1 the operation failed, 2 bad usage, 130 interrupted.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--version", action="version", version=_version(), help="show the versions and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, **kwargs: Any) -> argparse.ArgumentParser:
@@ -47,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in (exports, reports, demo):
         module.register(command)
+    check.register(command)
+    leaderboard.register(command)
     return parser
 
 
@@ -72,6 +75,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             output.silence_stdout()  # so the interpreter's final flush does not fail again
         print(f"heta-nb: error: {_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _version() -> str:
+    """``heta-nb 0.2.0 (heta-framework 0.1.2, Python 3.11.7)``: read from metadata, nothing imported."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from heta_nb._version import __version__
+
+    try:
+        heta = f"heta-framework {version('heta-framework')}"
+    except PackageNotFoundError:
+        heta = "heta-framework not installed"
+    return f"heta-nb {__version__} ({heta}, Python {sys.version.split()[0]})"
 
 
 _EXPECTED = (HetaNbError, ValueError, KeyError, OSError, ImportError)

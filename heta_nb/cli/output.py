@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -24,9 +25,11 @@ __all__ = [
     "check_output",
     "check_suffix",
     "exists_error",
+    "known_names",
     "note",
     "out",
     "report",
+    "short_time",
     "silence_stdout",
     "write_notebook",
     "writing",
@@ -34,10 +37,60 @@ __all__ = [
 
 
 def report(text: str) -> EvaluationReport:
-    """The report a REPORT argument names (a path, a URL or ``STORE:KB[/ID]``)."""
-    from heta_nb.store.locate import resolve_report
+    """The report a REPORT argument names (a path, a URL or ``STORE:KB[/ID]``).
 
+    A store folder given as a report is refused with the way to name one of its reports.
+    """
+    from heta_nb.errors import ReportNotFoundError
+    from heta_nb.store.locate import resolve_report, store_folder_hint
+
+    hint = store_folder_hint(text)
+    if hint is not None:
+        raise ReportNotFoundError(f"{hint}; `heta-nb list {shlex.quote(text)}` lists them")
     return resolve_report(text)
+
+
+def known_names(kind: str, wanted: Sequence[str] | None, known: Sequence[str]) -> list[str] | None:
+    """``wanted`` if every name is one of ``known`` (None stays None); else the closest name as a hint.
+
+    Raises:
+        ValueError: ``unknown metric 'ndgc@5'; did you mean 'ndcg@5'?``
+    """
+    import difflib
+
+    if wanted is None:
+        return None
+    for name in wanted:
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"the report has {', '.join(map(repr, known)) or 'none'}"
+            raise ValueError(f"unknown {kind} {name!r}; {hint}")
+    return list(wanted)
+
+
+def short_time(text: str, *, utc: bool = False) -> str:
+    """An ISO-8601 time to the second: ``2026-12-02 13:11:13 UTC`` (``utc=True``: in UTC, no suffix).
+
+    Text that is not such a time is returned as it is.
+    """
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except (TypeError, ValueError):
+        return str(text)
+    if utc:
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(timezone.utc)
+        return moment.strftime("%Y-%m-%d %H:%M:%S")
+    offset = moment.utcoffset()
+    if offset is None:
+        zone = ""
+    elif not offset:
+        zone = " UTC"
+    else:
+        zone = " " + moment.strftime("%z")[:3] + ":" + moment.strftime("%z")[3:]
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + zone
 
 
 HTML_SUFFIXES = (".html", ".htm")

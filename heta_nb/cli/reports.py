@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from heta_nb._util.text import compact_duration, one_line, shorten
 from heta_nb.cli import output
 from heta_nb.cli.args import names_arg, seed_arg, text_arg
 from heta_nb.cli.command import Command
@@ -43,6 +44,8 @@ def register(command: Command) -> None:
 
     show = command("show", help="print a report's summary in the terminal")
     show.add_argument("report", type=text_arg, help=REPORT_HELP)
+    show.add_argument("--modes", type=names_arg, default=None, help="comma-separated modes to show (default: all)")
+    show.add_argument("--metrics", type=names_arg, default=None, help="comma-separated metrics to show (default: all)")
     show.set_defaults(func=_cmd_show)
 
 
@@ -96,19 +99,96 @@ def _cmd_list(args: argparse.Namespace) -> int:
         output.out(f"no reports in {args.store}{hint}")
         return 0
     columns = ["kb", "report_id", "benchmark", "modes", "cases", "errors", "status", "started_at"]
-    output.out(frame[columns].to_string(index=False))
+    # a "case" is one benchmark question; each row counts its results (case × mode)
+    shown = frame[columns].rename(columns={"cases": "results", "started_at": "started (UTC)"})
+    shown["started (UTC)"] = [output.short_time(value, utc=True) for value in shown["started (UTC)"]]
+    output.out(shown.to_string(index=False))
     return 0
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
     report = output.report(args.report)
+    modes = output.known_names("mode", args.modes, report.modes)
+    metrics = output.known_names("metric", args.metrics, report.metric_names)
     frame = report.summary_frame()
+    if modes is not None:
+        frame = frame[frame.query_mode.isin(modes)]
+    if metrics is not None:
+        frame = frame[frame.metric.isin(metrics)]
     columns = ["query_mode", "metric", "mean", "n", "errors", "skipped", "ci_low", "ci_high"]
     with _pandas_options():
-        table = frame[columns].to_string(index=False)
-    notes = [f"  note: {m} {n}: {note}" for m, n, note in zip(frame.query_mode, frame.metric, frame.note) if note]
-    output.out("\n".join([repr(report), table, *notes]))
+        table = frame[columns].to_string(index=False) if len(frame) else "(no scores)"
+    lines = [*_header(report), "", table]
+    notes = _grouped_notes(list(zip(frame.query_mode, frame.metric, frame.note)))
+    if notes:
+        lines += ["", "notes:", *(f"  - {note}" for note in notes)]
+    warnings_seen = report.metadata.get("heta_nb", {}).get("warnings") if isinstance(report.metadata, Mapping) else None
+    if isinstance(warnings_seen, (list, tuple)) and warnings_seen:
+        lines += ["", f"run warnings ({len(warnings_seen)}):"]
+        lines += [f"  - {shorten(one_line(w), 200)}" for w in dict.fromkeys(map(str, warnings_seen))]
+    output.out("\n".join(lines))
     return 0
+
+
+def _header(report: Any) -> list[str]:
+    """A few labelled lines: what was evaluated, on what, how many results, when."""
+    bench = report.benchmark
+    benchmark = f"{bench.name} {bench.version}".strip()
+    details = ", ".join(part for part in (f"split {bench.split}" if bench.split else "", bench.task_type) if part)
+    counts = report.mode_counts()
+    cases = len({r["case_id"] for r in report.raw["case_results"]})
+    results = f"{report.case_count:,}"
+    if counts and len({c.cases for c in counts.values()}) == 1:
+        results += f" ({cases:,} cases × {len(counts)} mode{'s' if len(counts) != 1 else ''})"
+    errors = report.error_count
+    info = report.metadata.get("heta_nb", {}) if isinstance(report.metadata, Mapping) else {}
+    status = info.get("status") if isinstance(info, Mapping) else None
+    results += f", {errors:,} error{'s' if errors != 1 else ''}" + (f", {status}" if status else "")
+    if errors:
+        kinds: dict[str, int] = {}
+        for result in report.raw["case_results"]:
+            if result["error"] is not None:
+                kind = str(result["error"].get("error_type") or "error")
+                kinds[kind] = kinds.get(kind, 0) + 1
+        results += " (" + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:3]) + ")"
+    started = output.short_time(report.started_at)
+    duration = report.duration_s
+    if duration is not None:
+        started += f", took {duration:.1f} s" if duration < 120 else f", took {compact_duration(duration)}"
+    rows = [
+        ("knowledge base", report.knowledge_base_name),
+        ("benchmark", benchmark + (f" ({details})" if details else "")),
+        ("modes", ", ".join(report.modes) or "(none)"),
+        ("results", results),
+        ("started", started),
+    ]
+    if report.report_key:
+        rows.append(("stored as", report.report_key))
+    return [f"Evaluation report {report.report_id!r}", *(f"  {label:<16}{one_line(value)}" for label, value in rows)]
+
+
+def _grouped_notes(rows: list[tuple[str, str, str]]) -> list[str]:
+    """Each distinct note once, followed by where it applies (every metric of a mode, ...)."""
+    where: dict[str, list[tuple[str, str]]] = {}
+    for mode, metric, note in rows:
+        if note:
+            where.setdefault(str(note), []).append((mode, metric))
+    every_mode = list(dict.fromkeys(mode for mode, _, _ in rows))
+    every_metric = list(dict.fromkeys(metric for _, metric, _ in rows))
+    notes = []
+    for note, places in where.items():
+        if len(places) == len(rows) and len(rows) > 1:
+            notes.append(f"{note} (every metric of every mode)")
+            continue
+        parts = []
+        for mode in every_mode:
+            metrics = [metric for m, metric in places if m == mode]
+            if metrics:
+                parts.append(
+                    f"{mode}: {'every metric' if len(metrics) == len(every_metric) > 1 else ', '.join(metrics)}"
+                )
+        notes.append(f"{note} ({'; '.join(parts)})")
+    return notes
 
 
 def _pandas_options() -> contextlib.AbstractContextManager[Any]:
