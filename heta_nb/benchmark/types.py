@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from heta_nb._util.frames import frame as frame_of
 from heta_nb.benchmark.formats.frame import read_frame
 from heta_nb.benchmark.records import CORPUS_UNIT, BenchmarkCase, BenchmarkDocument, BenchmarkRunUnit
 from heta_nb.errors import BenchmarkFormatError
@@ -124,14 +125,12 @@ class Benchmark(RichDisplay):
 
     def labels_frame(self) -> pd.DataFrame:
         """One row per case: ``case_id`` plus one column per label (for slicing reports)."""
-        import pandas as pd
 
         rows = [{"case_id": c.case_id, **dict(c.labels)} for c in self.cases]
-        return pd.DataFrame(rows)
+        return frame_of(rows)
 
     def cases_frame(self) -> pd.DataFrame:
         """One row per case: id, query, answers, evidence count and labels."""
-        import pandas as pd
 
         rows = []
         for c in self.cases:
@@ -144,7 +143,7 @@ class Benchmark(RichDisplay):
                     **{f"label.{k}": v for k, v in c.labels.items()},
                 }
             )
-        return pd.DataFrame(rows)
+        return frame_of(rows)
 
     @classmethod
     def from_frame(cls, frame: Any, **kwargs: Any) -> Benchmark:

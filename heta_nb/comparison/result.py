@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from heta_nb._util.frames import frame as frame_of
 from heta_nb.comparison.align import Aligned
 from heta_nb.comparison.overlap import Overlap
 from heta_nb.comparison.significance import is_significant, verdict_text
@@ -211,9 +212,8 @@ class Comparison(RichDisplay):
         ``p_adjusted`` the Holm-adjusted one (family: every row), which ``significant``
         and ``verdict`` use.
         """
-        import pandas as pd
 
-        frame = pd.DataFrame(self.summary_rows(), columns=list(SUMMARY_COLUMNS))
+        frame = frame_of(self.summary_rows(), columns=list(SUMMARY_COLUMNS))
         for name in ("n", "wins", "ties", "losses"):
             frame[name] = frame[name].astype("int64")
         frame["significant"] = frame["significant"].astype("bool")
@@ -248,7 +248,7 @@ class Comparison(RichDisplay):
         for k, name in enumerate(self.systems):
             if k != self._base:
                 columns[f"delta {name}"] = self._aligned.values[k, j, where] - base_values
-        frame = pd.DataFrame(columns)
+        frame = frame_of(columns)
         frame.attrs.update(metric=metric, baseline=self.baseline)
         return frame
 
@@ -268,7 +268,6 @@ class Comparison(RichDisplay):
         return self._extremes(metric, n, system, improved=False)
 
     def _extremes(self, metric: str, n: int, system: int | str | None, *, improved: bool) -> pd.DataFrame:
-        import pandas as pd
 
         j, k = self._metric(metric), self._system(system)
         where = np.flatnonzero(self._aligned.mask[j])
@@ -278,7 +277,7 @@ class Comparison(RichDisplay):
         keep = np.flatnonzero(d > self.tie_tolerance if improved else d < -self.tie_tolerance)
         order = keep[np.argsort(-d[keep] if improved else d[keep], kind="stable")][: max(0, int(n))]
         name = self.systems[k]
-        frame = pd.DataFrame(
+        frame = frame_of(
             {
                 "unit": [self._aligned.units[where[i]] for i in order],
                 "case_id": [self._aligned.case_ids[where[i]] for i in order],

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from heta_nb._util.frames import frame as frame_of
 from heta_nb.explorer.columns import STATUSES, Cell, Column, MetricArrays, metric_arrays, text_cell
 from heta_nb.explorer.labels import LabelIndex
 from heta_nb.model import EvaluationCaseResult
@@ -247,7 +248,7 @@ class PairTable:
             for k, name in enumerate((self.base_name, self.other_name)):
                 data[f"{metric} {name}"] = self.sides[k].arrays[metric].values[rows]
             data[f"delta {metric}"] = self.delta(metric)[rows]
-        frame = pd.DataFrame(data, index=pd.Index(rows, name="row"))
+        frame = frame_of(data, index=pd.Index(rows, name="row"))
         frame.attrs.update(baseline=self.base_name, system=self.other_name)
         return frame
 

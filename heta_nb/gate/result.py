@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from heta_nb._util.frames import frame as frame_of
 from heta_nb.gate import formats
 from heta_nb.model.record import RichDisplay
 
@@ -225,7 +226,7 @@ class CheckResult(RichDisplay):
         """One row per mode × metric, columns :data:`ROW_COLUMNS`."""
         import pandas as pd
 
-        frame = pd.DataFrame([asdict(row) for row in self.rows], columns=list(ROW_COLUMNS))
+        frame = frame_of([asdict(row) for row in self.rows], columns=list(ROW_COLUMNS))
         for name in ("n", "wins", "ties", "losses"):
             frame[name] = frame[name].astype("int64")
         for name in ("significant", "floor_failed"):
@@ -236,10 +237,9 @@ class CheckResult(RichDisplay):
 
     def changes_frame(self) -> pd.DataFrame:
         """The flipped cases and the error changes, one row each (kind, mode, metric, case_id, ...)."""
-        import pandas as pd
 
         columns = list(CaseChange.__dataclass_fields__)
-        return pd.DataFrame([asdict(c) for c in [*self.flips, *self.error_changes]], columns=columns)
+        return frame_of([asdict(c) for c in [*self.flips, *self.error_changes]], columns=columns)
 
 
 def describe_report(report: Any, source: Any = None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from heta_nb._util.frames import frame as frame_of
 from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
 from heta_nb.sweeps.board import Board, Cell, build_board
@@ -247,11 +248,10 @@ class Leaderboard(RichDisplay):
                 wins/ties/losses). True: one row per system, the means in
                 ``(benchmark, metric)`` columns and its mean rank.
         """
-        import pandas as pd
 
         if wide:
             return wide_frame(self._board)
-        frame = pd.DataFrame(self.rows(), columns=list(FRAME_COLUMNS))
+        frame = frame_of(self.rows(), columns=list(FRAME_COLUMNS))
         frame["rank"] = frame["rank"].astype("Int64")
         for name in ("best", "is_baseline", "significant"):
             frame[name] = frame[name].astype("bool")

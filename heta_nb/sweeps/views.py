@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from heta_nb._util.frames import frame as frame_of
 from heta_nb.stats.format import p_text
 from heta_nb.sweeps.board import Board, Cell, verdict_of
 
@@ -108,7 +109,7 @@ def wide_frame(board: Board) -> pd.DataFrame:
         values = [board.cells.get((b, recipe, mode, m)) for b in board.benchmarks for m in board.metrics]
         data.append([c.mean if c is not None and c.present else math.nan for c in values])
         index.append(system_label(board, recipe, mode))
-    frame = pd.DataFrame(data, index=pd.Index(index, name="system"), columns=columns)
+    frame = frame_of(data, index=pd.Index(index, name="system"), columns=columns)
     frame[("", "mean rank")] = [_mean_rank(board, r, m) for r, m in _systems(board)]
     return frame
 

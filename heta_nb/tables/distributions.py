@@ -23,6 +23,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from heta_nb import stats
+from heta_nb._util.frames import frame as frame_of
 from heta_nb._util.text import shorten
 from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import as_float
@@ -224,9 +225,9 @@ def score_quantiles(
             rows.append(row)
             index.append((mode, metric))
     columns = ["kind", "n", "skipped", "errors", "mean", "std", *qcols]
-    frame = pd.DataFrame(
-        rows, columns=columns, index=pd.MultiIndex.from_tuples(index, names=["mode", "metric"])
-    ).astype({"n": "int64", "skipped": "int64", "errors": "int64"})
+    frame = frame_of(rows, columns=columns, index=pd.MultiIndex.from_tuples(index, names=["mode", "metric"])).astype(
+        {"n": "int64", "skipped": "int64", "errors": "int64"}
+    )
     frame.attrs.update({"include_skipped": include_skipped, "quantiles": qs})
     return frame
 
@@ -343,7 +344,7 @@ def label_breakdown(
                 )
                 index.append((value, mode, metric))
     columns = ["cases", "n", "mean", "ci_low", "ci_high", "skipped", "errors", "cases_missing_from_report"]
-    frame = pd.DataFrame(rows, columns=columns, index=pd.MultiIndex.from_tuples(index, names=[label, "mode", "metric"]))
+    frame = frame_of(rows, columns=columns, index=pd.MultiIndex.from_tuples(index, names=[label, "mode", "metric"]))
     ints = ["cases", "n", "skipped", "errors", "cases_missing_from_report"]
     frame = frame.astype(dict.fromkeys(ints, "int64"))
     if not (frame["cases_missing_from_report"] > 0).any():
@@ -469,7 +470,7 @@ def latency_quantiles(report: EvaluationReport, *, include_errors: bool = False)
         else:
             row = [0, errors[mode], *([math.nan] * 6)]
         rows.append(row)
-    frame = pd.DataFrame(rows, columns=list(LATENCY_COLUMNS), index=pd.Index(report.modes, name="mode"))
+    frame = frame_of(rows, columns=list(LATENCY_COLUMNS), index=pd.Index(report.modes, name="mode"))
     frame = frame.astype({"n": "int64", "errors": "int64", **dict.fromkeys(LATENCY_COLUMNS[2:], "float64")})
     frame.attrs.update({"unit": "ms", "include_errors": include_errors})
     return frame

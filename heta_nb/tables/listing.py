@@ -9,6 +9,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from heta_nb._util.frames import frame as frame_of
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -83,7 +85,6 @@ def summaries_frame(summaries: Sequence[ListedReport]) -> pd.DataFrame:
     Returns:
         Columns :data:`LISTING_COLUMNS`, then one per ``score_summary`` key (sorted; NaN where a report lacks it).
     """
-    import pandas as pd
 
     metric_keys: dict[str, None] = {}
     for summary in summaries:
@@ -111,4 +112,4 @@ def summaries_frame(summaries: Sequence[ListedReport]) -> pd.DataFrame:
         for key in metric_keys:
             row[key] = s.score_summary.get(key, math.nan)
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*LISTING_COLUMNS, *sorted(metric_keys)])
+    return frame_of(rows, columns=[*LISTING_COLUMNS, *sorted(metric_keys)])

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from heta_nb._util.unicode import valid_text
+from heta_nb._util.frames import frame as frame_of
+from heta_nb._util.frames import text_array
 from heta_nb.model.collect import BOOL, ERROR, FLOAT, INT, PASSED, PASSED_TRUE, SKIPPED
 from heta_nb.model.report import EvaluationReport
 
@@ -74,7 +75,7 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
     }
     for name in columns.metrics:
         data[name] = _score_column(columns, name, pd, np)
-    return pd.DataFrame(data, copy=False)
+    return frame_of(data, copy=False)
 
 
 def _text_dtype(pd: Any) -> Any:
@@ -83,11 +84,8 @@ def _text_dtype(pd: Any) -> Any:
 
 
 def _text(values: Any, dtype: Any, pd: Any) -> Any:
-    """A text column; a lone surrogate (which Arrow-backed strings cannot hold) becomes U+FFFD."""
-    try:
-        return pd.array(values, dtype=dtype)
-    except UnicodeEncodeError:
-        return pd.array([valid_text(v) if isinstance(v, str) else v for v in values], dtype=dtype)
+    """A text column, Python-stored if it holds a lone surrogate (Arrow-backed strings cannot)."""
+    return text_array(values, dtype)
 
 
 def _score_column(columns: ReportColumns, name: str, pd: Any, np: Any) -> Any:
@@ -146,7 +144,7 @@ def scores_frame(report: EvaluationReport) -> pd.DataFrame:
     names = np.array(columns.metrics, dtype=object)
     passed = (flags & PASSED) != 0
     kind_codes = np.where(kinds == BOOL, 0, np.where((kinds == FLOAT) | (kinds == INT), 1, 2)).astype(np.int8)
-    frame = pd.DataFrame(
+    frame = frame_of(
         {
             "case_id": _text(columns.case_ids[columns.case[rows]], text, pd),
             "query_mode": _text(modes[columns.mode[rows]], text, pd),
@@ -232,13 +230,13 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
                 "note": item.note,
             }
         )
-    frame = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    frame = frame_of(rows, columns=list(SUMMARY_COLUMNS))
     for name in ("n", "cases", "errors", "evaluator_errors", "skipped"):
         frame[name] = frame[name].astype("int64")
     for name in ("mean", "mean_scored", "std", "ci_low", "ci_high", "min", "max", "heta_summary"):
         frame[name] = frame[name].astype("float64")
     text = _text_dtype(pd)
     for name in ("query_mode", "metric", "kind", "note"):
-        frame[name] = pd.Series(list(frame[name]), dtype=text, index=frame.index)
+        frame[name] = pd.Series(text_array(list(frame[name]), text), index=frame.index)
     frame.attrs["confidence"] = confidence
     return frame

@@ -262,7 +262,8 @@ def test_from_frame_evidence_naming_no_document_warns_once() -> None:
 @pytest.mark.hostile
 def test_from_frame_surrogate_document_text_names_row_and_column() -> None:
     pd = pytest.importorskip("pandas")
-    documents = pd.DataFrame({"document_id": ["ok", "d"], "text": ["fine", "bad \ud800"]}, index=[10, 11])
+    # object dtype: with pyarrow, pandas would refuse the lone surrogate itself (Arrow strings)
+    documents = pd.DataFrame({"document_id": ["ok", "d"], "text": ["fine", "bad \ud800"]}, index=[10, 11], dtype=object)
     with pytest.raises(
         BenchmarkFormatError,
         match=r"^documents row 11: column 'text': contains an unpaired surrogate and cannot be encoded as UTF-8$",
