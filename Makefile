@@ -17,8 +17,9 @@ $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 	$(PIP) install -q -e '.[heta]'
 	touch $@
 
+# The optional integrations are tested here; tests/other-pythons.sh runs without them.
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install -q -e '.[heta,test]'
+	$(PIP) install -q -e '.[heta,test,dask,mlflow,parquet]'
 	touch $@ $(VENV)/.installed-demo
 
 demo: $(VENV)/.installed-demo

@@ -3,7 +3,8 @@
 #   bash tests/other-pythons.sh 3.10 3.12 3.13
 # Each gets its own venv (.venv-pyX.Y) with the [heta,test] extras; on 3.10 and 3.13 the
 # [heta] extra installs nothing (heta-framework needs 3.11 or 3.12), so those runs cover
-# the core alone.
+# the core alone. Dask, MLflow and pyarrow are left out here (their tests skip): these runs
+# are the core install, where pandas stores text without Arrow.
 # A version with no interpreter on this machine (on PATH or under pyenv) is reported and
 # skipped; a failing suite fails the script.
 set -euo pipefail
