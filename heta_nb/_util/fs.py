@@ -20,6 +20,7 @@ __all__ = [
     "kind_of",
     "read_regular_file",
     "read_url",
+    "unusable_path_reason",
 ]
 
 DEFAULT_MAX_BYTES = 4 * 1024**3
@@ -128,7 +129,10 @@ def read_regular_file(
     name = os.fspath(path)
     if max_bytes is None:
         max_bytes = default_max_bytes()
-    mode = (os.stat if follow else os.lstat)(name).st_mode  # never blocks, whatever the path is
+    try:
+        mode = (os.stat if follow else os.lstat)(name).st_mode  # never blocks, whatever the path is
+    except ValueError as exc:  # a NUL character, a lone surrogate: no file can have that name
+        raise OSError(errno.EINVAL, f"not a usable file path ({unusable_path_reason(exc)})", name) from None
     if not stat.S_ISREG(mode):
         _refuse(mode, name)
     fd = os.open(name, _OPEN_FLAGS if follow else _NOFOLLOW_FLAGS)
@@ -216,3 +220,12 @@ def read_url(url: str, *, max_bytes: int | None = None, hint: str | None = None)
     if len(data) > max_bytes:  # a size the file system did not report
         raise _too_large(url, len(data), max_bytes, hint)
     return data  # type: ignore[no-any-return]
+
+
+def unusable_path_reason(exc: ValueError) -> str:
+    """Why ``os`` refused a path with ``exc``, in words: ``"it contains a NUL character"``..."""
+    if isinstance(exc, UnicodeEncodeError):
+        return "it holds characters the file system cannot encode, such as a lone surrogate"
+    if "null" in str(exc):
+        return "it contains a NUL character"
+    return str(exc)

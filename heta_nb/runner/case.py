@@ -294,9 +294,13 @@ class CaseRunner:
         }
 
     def _escaped(self, exc: Exception) -> BaseException:
-        """The exit an :class:`ExitRaised` carries (a pool thread's, or a Python 3.10 guard's), else ``exc``."""
+        """The exit an :class:`ExitRaised` carries (a pool thread's, or a Python 3.10 guard's), else ``exc``.
+
+        A ``KeyboardInterrupt`` from a pool thread is the KB's even after the user's Ctrl-C
+        (whose handler runs on the main thread); one a guard caught on the main thread may be the user's.
+        """
         if isinstance(exc, ExitRaised):
-            if isinstance(exc.original, KeyboardInterrupt) and self._interrupted():
+            if isinstance(exc.original, KeyboardInterrupt) and not exc.in_thread and self._interrupted():
                 raise exc.original
             return exc.original
         return exc
@@ -308,7 +312,13 @@ class CaseRunner:
             self._warn("blocked_event_loop", message)
 
     def _blocked_query(self, blocked: float, case: Any, mode: str) -> bool:
-        """The KB's query blocked the loop for ``blocked`` seconds: warn, and say whether that is a timeout."""
+        """The KB's query blocked the loop for ``blocked`` seconds: warn, and say whether that is a timeout.
+
+        A record shorter than :attr:`Deadlines.stall_s` is not a block of this call: the monitor
+        saw this task run just after the one that blocked, before the loop's next heartbeat.
+        """
+        if blocked < self.deadlines.stall_s:
+            return False
         self._warn_blocked(
             blocked_message("the KB", blocked, _KB_FIX)
             + f" (case {shorten(case.case_id, 60)!r}, mode {mode!r}; no other query, timeout or progress update"
@@ -319,6 +329,8 @@ class CaseRunner:
 
     def _blocked_evaluator(self, name: str, blocked: float, case: Any, mode: str) -> bool:
         """Evaluator ``name`` blocked the loop for ``blocked`` seconds: warn, and say whether that is a timeout."""
+        if blocked < self.deadlines.stall_s:  # (see _blocked_query)
+            return False
         self._warn_blocked(
             blocked_message(f"evaluator {name!r}", blocked, _EVALUATOR_FIX)
             + f" (case {shorten(case.case_id, 60)!r}, mode {mode!r})"

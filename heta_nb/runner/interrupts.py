@@ -30,6 +30,8 @@ handler's chain and only forwards).
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import signal
 import threading
 from collections.abc import Callable
@@ -74,11 +76,20 @@ class InterruptWatch:
         return True
 
     def uninstall(self) -> None:
-        """Stop counting and restore the previous handler if this one is still in place."""
+        """Stop counting and restore the previous handler if this one is still in place.
+
+        ``asyncio.run``'s handler is only put back while its main task goes on: a run that
+        dies of a ``BaseException`` raised by a worker leaves ``asyncio.run`` first (which
+        then finds this handler, not its own, and leaves it), and is torn down later by the
+        cancellation of every task; Python's default handler is restored then, as
+        ``asyncio.run`` itself restores it when it ends.
+        """
         self._active = False
         previous = self._previous
         if previous is None:
             return
+        if _ending_runner_handler(previous):
+            previous = signal.default_int_handler
         try:
             if signal.getsignal(signal.SIGINT) == self._handle:
                 signal.signal(signal.SIGINT, previous)
@@ -94,3 +105,13 @@ class InterruptWatch:
             self._cancel()  # instead of a KeyboardInterrupt wherever the main thread is
             return None
         return previous(signum, frame) if previous is not None else None
+
+
+def _ending_runner_handler(handler: Any) -> bool:
+    """Whether ``handler`` is ``asyncio.run``'s (``Runner._on_sigint``) and its main task is over or being cancelled."""
+    if not isinstance(handler, functools.partial) or getattr(handler.func, "__name__", "") != "_on_sigint":
+        return False
+    task = handler.keywords.get("main_task")
+    if not isinstance(task, asyncio.Task):
+        return False
+    return task.done() or task.cancelling() > 0 if hasattr(task, "cancelling") else task.done()

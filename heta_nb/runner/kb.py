@@ -47,15 +47,16 @@ class InvalidResponseError(ValueError):
 
 
 class ExitRaised(Exception):  # noqa: N818 - it carries an exit, it is not one
-    """A ``KeyboardInterrupt``, ``SystemExit`` or ``GeneratorExit`` raised by KB (or evaluator)
-    code that ran where it must not escape as itself: a pool thread, or a task of its own.
-
-    Carried as an ordinary exception to the case runner, which records ``original``.
+    """A ``KeyboardInterrupt``, ``SystemExit`` or ``GeneratorExit`` raised by KB (or evaluator) code
+    that ran where it must not escape as itself (a pool thread, a task of its own), carried to the
+    case runner, which records ``original``. One raised on a pool thread (``in_thread``) is always
+    the callee's: Python runs the user's Ctrl-C on the main thread.
     """
 
-    def __init__(self, original: BaseException) -> None:
+    def __init__(self, original: BaseException, *, in_thread: bool = False) -> None:
         super().__init__(f"{type(original).__name__}: {original}")
         self.original = original
+        self.in_thread = in_thread
 
 
 def kb_attribute(kb: Any, name: str, default: Any = None, *, owner: str = "the knowledge base") -> Any:
@@ -215,16 +216,16 @@ class _RunningCall:
 def _call_in_thread(call: Callable[[], Any]) -> Any:
     """``call()`` on a pool thread, with ``StopIteration`` and exits made ordinary errors.
 
-    A future cannot hold ``StopIteration`` (asyncio refuses to set it, and the query
-    would never finish), so it and ``StopAsyncIteration`` become a ``RuntimeError``
-    naming them, with the original as ``__cause__``. ``sys.exit()`` (``SystemExit``),
-    ``KeyboardInterrupt`` and ``GeneratorExit`` travel as :class:`ExitRaised` (a
-    ``GeneratorExit`` reaching the awaiting task would close its coroutine instead).
+    A future cannot hold ``StopIteration`` (asyncio refuses to set it, and the query would never
+    finish), so it and ``StopAsyncIteration`` become a ``RuntimeError`` naming them, with the
+    original as ``__cause__``. ``sys.exit()`` (``SystemExit``), ``KeyboardInterrupt`` and
+    ``GeneratorExit`` travel as :class:`ExitRaised` (a ``GeneratorExit`` reaching the awaiting
+    task would close its coroutine instead).
     """
     try:
         return call()
     except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
-        raise ExitRaised(exc) from exc
+        raise ExitRaised(exc, in_thread=True) from exc
     except (StopIteration, StopAsyncIteration) as exc:
         detail = str(exc)
         name = type(exc).__name__

@@ -64,8 +64,10 @@ class StallMonitor:
         """Start watching ``loop`` (the running loop of the caller)."""
         if self._thread is not None:
             return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, args=(loop,), name="heta_nb-loop-monitor", daemon=True)
+        self._stop = threading.Event()  # (a thread a slow stop() gave up joining keeps its own, set, event)
+        self._thread = threading.Thread(
+            target=self._run, args=(loop, self._stop), name="heta_nb-loop-monitor", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -75,7 +77,7 @@ class StallMonitor:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=1.0)
 
-    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _run(self, loop: asyncio.AbstractEventLoop, stop: threading.Event) -> None:
         deadlines = self._deadlines
         interval = deadlines.monitor_interval
         stall_s = deadlines.stall_s
@@ -83,7 +85,7 @@ class StallMonitor:
         previous: Any = None
         previous_at = 0.0
         try:
-            while not self._stop.wait(interval):
+            while not stop.wait(interval):
                 if loop.is_closed():
                     return
                 since = deadlines.beat

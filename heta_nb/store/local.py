@@ -8,8 +8,8 @@ import stat
 from pathlib import Path
 
 from heta_nb._util.atomic import write_atomically
-from heta_nb._util.fs import default_max_bytes, kind_of, read_regular_file
-from heta_nb.errors import UnsafeNameError
+from heta_nb._util.fs import default_max_bytes, kind_of, read_regular_file, unusable_path_reason
+from heta_nb.errors import StoreError, UnsafeNameError
 from heta_nb.store.backend import Entry
 from heta_nb.store.errors import StoreNotADirectoryError, StoreNotFoundError
 from heta_nb.store.names import windows_name_problem
@@ -60,7 +60,10 @@ class LocalBackend:
     """
 
     def __init__(self, root: Path) -> None:
-        self.root = root.expanduser().resolve()
+        try:
+            self.root = root.expanduser().resolve()
+        except ValueError as exc:  # a NUL character, a lone surrogate
+            raise StoreError(f"{str(root)!r}: not a usable store folder ({unusable_path_reason(exc)})") from None
         self.description = str(self.root)
 
     def path(self, key: str) -> Path:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -17,7 +19,12 @@ import heta_nb
 from heta_nb import ReportStore
 from heta_nb.errors import HetaNbError
 from heta_nb.runner import RunConfig
+from heta_nb.runner.case import CaseRunner
+from heta_nb.runner.checkpoint import CHECKPOINT_FILE
 from heta_nb.runner.errors import RunError
+from heta_nb.runner.kb import KnowledgeBaseAdapter
+from heta_nb.runner.stalls import StallMonitor
+from heta_nb.store import report_prefix
 
 EXITS = {
     "SystemExit": lambda: SystemExit("the KB called sys.exit(3)"),
@@ -408,3 +415,239 @@ def test_a_sync_evaluator_that_blocks_the_loop_past_its_timeout_is_that_scores_t
             assert "blocked the event loop" in score.metadata["error"]["message"]
         else:
             assert score.value == 1.0
+
+
+def test_the_blocked_loop_warning_is_once_per_run_not_once_per_process() -> None:
+    for _ in range(2):
+        events: list[Any] = []
+        heta_nb.evaluate(
+            toy_benchmark(12),  # two cases block: c001 and c011
+            kb=_blocking_kb(0.4),
+            query_modes=["good"],
+            knowledge_base_name="toy kb",
+            store=None,
+            progress=False,
+            timeout_s=2,
+            on_event=events.append,
+        )
+        codes = [e.code for e in events if type(e).__name__ == "RunWarning"]
+        assert codes.count("blocked_event_loop") == 1, codes
+    assert not _monitors()
+
+
+def test_a_task_seen_just_after_the_one_that_blocked_is_not_blamed() -> None:
+    """The monitor can see the next task run before the loop beats again: a record shorter than a stall is no block."""
+    config = RunConfig(benchmark=toy_benchmark(2), kb=exact_kb, query_modes=("good",), timeout_s=0.5)
+    runner = CaseRunner(config, [], lambda: False, warn=lambda code, message: warned.append(message))
+    warned: list[str] = []
+    case = toy_benchmark(2).cases[1]
+
+    async def main() -> Any:
+        task = asyncio.current_task()
+        stalls = runner.deadlines.stalls
+
+        async def query(text: str) -> Any:
+            now = time.perf_counter()
+            stalls[task] = [now - 0.04, now]  # what the monitor records for such a task: a tick or two
+            return exact_kb(text, mode="good", top_k=3)
+
+        short, _ = await runner.run(task, query, "u", "kb", 1, case, "good")
+
+        async def blocking(text: str) -> Any:
+            now = time.perf_counter()
+            stalls[task] = [now - 0.8, now]  # a real block, longer than the 0.5 s timeout
+            return exact_kb(text, mode="good", top_k=3)
+
+        long, _ = await runner.run(task, blocking, "u", "kb", 1, case, "good")
+        return short, long
+
+    short, long = asyncio.run(main())
+    assert short["error"] is None and long["error"]["error_type"] == "TimeoutError"
+    assert len(warned) == 1 and "blocked the event loop for 0.8 s" in warned[0]
+
+
+# -- the user's interrupt and a KB's KeyboardInterrupt in one run --------------------------
+
+
+def _kb_interrupting_itself(query: str, *, mode: str, top_k: int) -> Any:
+    """A sync KB (run on a pool thread) whose third-party code raises ``KeyboardInterrupt`` on some queries."""
+    time.sleep(0.01)
+    if _query_fails(query):
+        raise KeyboardInterrupt("raised by the KB's own code")
+    return exact_kb(query, mode=mode, top_k=top_k)
+
+
+def test_a_kbs_keyboard_interrupt_from_a_pool_thread_is_never_the_users() -> None:
+    """After the user's Ctrl-C (``interrupted``), a ``KeyboardInterrupt`` from a pool thread is still the KB's.
+
+    Python runs signal handlers on the main thread only; one raised on the main thread may be the user's.
+    """
+    config = RunConfig(benchmark=toy_benchmark(2), kb=exact_kb, query_modes=("good",))
+    runner = CaseRunner(config, [], lambda: False, interrupted=lambda: True)
+    adapter = KnowledgeBaseAdapter(_kb_interrupting_itself)
+    case = toy_benchmark(2).cases[1]
+
+    async def on_the_main_thread(text: str) -> Any:
+        raise KeyboardInterrupt("maybe the user's")
+
+    async def main() -> Any:
+        task = asyncio.current_task()
+        data, _ = await runner.run(
+            task, adapter.caller("good", top_k=3, options={}, trace=False), "u", "kb", 1, case, "good"
+        )
+        with pytest.raises(KeyboardInterrupt, match="maybe the user's"):
+            await runner.run(task, on_the_main_thread, "u", "kb", 1, case, "good")
+        return data
+
+    try:
+        data = asyncio.run(main())
+    finally:
+        adapter.close()
+    assert data["error"]["error_type"] == "KeyboardInterrupt"
+    assert data["error"]["message"] == "raised by the KB's own code"
+
+
+def test_run_cancel_stops_a_run_whose_kb_raises_keyboard_interrupt(tmp_path: Path) -> None:
+    run = heta_nb.start(
+        toy_benchmark(300),
+        kb=_kb_interrupting_itself,
+        query_modes=["good"],
+        knowledge_base_name="toy kb",
+        report_id="cancel",
+        store=tmp_path,
+        progress=False,
+        concurrency=2,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and run.state.done < 20:
+        time.sleep(0.01)
+    run.cancel()
+    report = run.result(timeout=30)
+    assert report.metadata["heta_nb"]["status"] == "cancelled" and 20 <= len(report.case_results) < 300
+    errors = {r.error.error_type for r in report.case_results if r.error is not None}
+    assert errors == {"KeyboardInterrupt"}
+    assert ReportStore(tmp_path).load("toy kb", "cancel") == report
+    assert not _monitors()
+
+
+CTRL_C_CHILD = """
+import sys, time
+sys.path.insert(0, {tests!r})
+sys.path.insert(0, {here!r})
+import heta_nb
+from runner_support import toy_benchmark
+from test_escapes import _kb_interrupting_itself
+report = heta_nb.evaluate(toy_benchmark(600), kb=_kb_interrupting_itself, query_modes=["good"], store=sys.argv[1],
+                          report_id="ctrl-c", knowledge_base_name="toy kb", progress=False, concurrency=2)
+info = report.metadata["heta_nb"]
+kinds = sorted({{r.error.error_type for r in report.case_results if r.error is not None}})
+print("returned", info["status"], info["done"], ",".join(kinds), flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name == "nt", reason="needs SIGINT")
+def test_the_users_ctrl_c_cancels_evaluate_while_the_kbs_own_interrupts_are_recorded(tmp_path: Path) -> None:
+    """In one run: the KB's ``KeyboardInterrupt`` (a pool thread) is a case's error; the user's Ctrl-C cancels."""
+    store_root = tmp_path / "store"
+    checkpoint = store_root / report_prefix("toy kb", "ctrl-c") / CHECKPOINT_FILE
+    here = str(Path(__file__).resolve().parent)
+    code = CTRL_C_CHILD.format(tests=str(Path(here).parent), here=here)
+    child = subprocess.Popen([sys.executable, "-c", code, str(store_root)], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (checkpoint.exists() and checkpoint.read_bytes().count(b"\n") > 20):
+            time.sleep(0.01)
+        child.send_signal(signal.SIGINT)  # what Ctrl-C in a terminal does
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, out
+    status, done, kinds = out.strip().splitlines()[-1].split()[1:]
+    assert status == "cancelled" and 20 <= int(done) < 600 and kinds == "KeyboardInterrupt"
+    saved = ReportStore(store_root).load("toy kb", "ctrl-c")
+    assert saved.metadata["heta_nb"]["status"] == "cancelled" and len(saved.case_results) == int(done)
+
+
+# -- the monitor thread and the SIGINT handler never outlive a run ---------------------------
+
+
+def _raising_subscriber(exc: BaseException) -> Any:
+    def subscriber(event: Any) -> None:
+        if type(event).__name__ == "CasesFinished":
+            raise exc
+
+    return subscriber
+
+
+def test_a_run_that_dies_leaves_no_monitor_thread_and_restores_sigint() -> None:
+    """A subscriber's ``KeyboardInterrupt`` (the one exit let through) left ``asyncio.run``'s handler installed."""
+    raised = KeyboardInterrupt("from a subscriber")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    async def main() -> Any:
+        return await heta_nb.evaluate_async(
+            toy_benchmark(30),
+            kb=SlowKB(0.005),
+            query_modes=["good"],
+            knowledge_base_name="toy kb",
+            store=None,
+            progress=False,
+            on_event=_raising_subscriber(raised),
+        )
+
+    with pytest.raises(type(raised), match="from a subscriber"):
+        asyncio.run(main())
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not _monitors()
+    run = heta_nb.start(  # on the engine's own thread
+        toy_benchmark(30),
+        kb=SlowKB(0.005),
+        query_modes=["good"],
+        knowledge_base_name="toy kb",
+        store=None,
+        progress=False,
+        on_event=_raising_subscriber(raised),
+    )
+    with pytest.raises(type(raised), match="from a subscriber"):
+        run.result(timeout=30)
+    deadline = time.monotonic() + 5
+    while _monitors() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _monitors() and run.done()
+
+
+class _SlowHeartbeat:
+    """A heartbeat whose first read (on the monitor thread) takes longer than ``stop()`` waits for it."""
+
+    monitor_interval = 0.02
+    stall_s = 0.25
+
+    def __init__(self) -> None:
+        self.stalls: dict[Any, list[float]] = {}
+        self.reads = 0
+
+    @property
+    def beat(self) -> float:
+        self.reads += 1
+        if self.reads == 1:
+            time.sleep(1.5)
+        return time.perf_counter()
+
+
+def test_a_monitor_restarted_after_a_stop_that_gave_up_waiting_leaves_one_thread() -> None:
+    """A multi-unit run restarts the monitor per unit; an old thread still waking must not run on."""
+
+    async def main() -> None:
+        monitor = StallMonitor(_SlowHeartbeat())
+        monitor.start(asyncio.get_running_loop())
+        await asyncio.sleep(0.1)  # its first look has begun, and takes 1.5 s
+        monitor.stop()  # gives up after 1 s
+        monitor.start(asyncio.get_running_loop())
+        await asyncio.sleep(1.0)  # the first thread's look is over
+        assert len(_monitors()) == 1
+        monitor.stop()
+
+    asyncio.run(main())
+    assert not _monitors()

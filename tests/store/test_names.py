@@ -10,7 +10,7 @@ from runner_support import exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
-from heta_nb.errors import UnsafeNameError
+from heta_nb.errors import StoreError, UnsafeNameError
 from heta_nb.store import heta_slug, safe_slug, windows_name_problem
 from heta_nb.testing import synthetic_report
 
@@ -137,3 +137,15 @@ def test_names_that_look_alike_in_another_unicode_form_are_refused(tmp_path: Pat
         store.save(synthetic_report(2, **{**names, field: decomposed}))
     assert _files(tmp_path) == before
     assert safe_slug(composed) == composed
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize(
+    ("root", "reason"), [("st\x00re", "it contains a NUL character"), ("st\ud800re", "such as a lone surrogate")]
+)
+def test_a_store_root_no_folder_can_have_is_a_store_error(tmp_path: Path, root: str, reason: str) -> None:
+    """``load_report('STORE:KB/ID')`` with such a store part raised a raw ``ValueError`` (or ``UnicodeEncodeError``)."""
+    with pytest.raises(StoreError, match=f"not a usable store folder \\(.*{reason}"):
+        ReportStore(root)
+    with pytest.raises(StoreError, match=f"not a usable store folder \\(.*{reason}"):
+        heta_nb.load_report(f"{tmp_path}/{root}:kb/r")

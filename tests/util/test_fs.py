@@ -52,13 +52,17 @@ def _fifo(tmp_path: Path) -> Path:
 
 @pytest.mark.hostile
 @POSIX_ONLY
-def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fifo = _fifo(tmp_path)
     with pytest.raises(NotARegularFileError, match="it is a FIFO") as info:
         _within(10, lambda: read_regular_file(fifo))
     assert str(info.value).startswith(f"{fifo}: not a regular file") and "\n" not in str(info.value)
     with pytest.raises(ReportFormatError, match=r"report\.json: cannot read: not a regular file: it is a FIFO"):
         _within(10, lambda: heta_nb.load_report(fifo))
+    for command in (["show", str(fifo)], ["html", str(fifo), "-o", str(tmp_path / "out.html")]):
+        assert _within(10, lambda command=command: cli_main(command)) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"heta-nb: error: {fifo}: ") and "it is a FIFO" in err
 
 
 @pytest.mark.hostile
@@ -135,3 +139,16 @@ def test_links_are_followed_unless_told_not_to(tmp_path: Path) -> None:
     with pytest.raises(NotARegularFileError, match="it is a symbolic link, which is not followed here"):
         read_regular_file(link, follow=False)
     assert issubclass(NotARegularFileError, HetaNbError) and issubclass(FileTooLargeError, OSError)
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [("a\x00b.json", "it contains a NUL character"), ("r\ud800.json", "such as a lone surrogate")],
+)
+def test_a_path_no_file_can_have_is_a_read_error_not_a_value_error(path: str, reason: str) -> None:
+    """``load_report('a\\x00b.json')`` raised a raw ``ValueError: embedded null byte``."""
+    with pytest.raises(OSError, match=f"not a usable file path \\(.*{reason}"):
+        read_regular_file(path)
+    with pytest.raises(ReportFormatError, match=f"cannot read: not a usable file path \\(.*{reason}"):
+        heta_nb.load_report(path)
