@@ -25,6 +25,7 @@ def evaluate(
     query_options: Mapping[str, Any] | None = None,
     trace: bool = False,
     concurrency: int = 8,
+    executor: Any = None,
     timeout_s: float | None = 60.0,
     evaluator_timeout_s: float | str | None = "timeout_s",
     retries: int = 2,
@@ -85,7 +86,16 @@ def evaluate(
             keys (``api_key``, ``password``, ``token``...) as ``"<redacted>"``.
         trace: passed to every query (as Heta does); default ``False``. The report
             records it in ``metadata.heta_nb``.
-        concurrency: queries in flight at once (default 8, as Heta).
+        concurrency: queries in flight at once (default 8, as Heta); with ``executor``, per Dask worker thread.
+        executor: None (default: this process), ``"dask"`` (a Dask ``LocalCluster``
+            of one single-threaded worker process per CPU, closed after the run) or a
+            ``dask.distributed.Client``: cases go to the workers in batches and the
+            report is the one a local run gives. Each worker unpickles the KB once per
+            run unit (a ``kb=`` object or function, or the unit's built Heta KB,
+            sent by cloudpickle); a Heta KB that cannot be pickled is loaded once per
+            worker from its recipe's object store, which must be on a shared path.
+            The report's ``metadata.heta_nb.executor`` records it. Needs the
+            ``[dask]`` extra.
         timeout_s: per-query timeout in seconds (default 60; None: no timeout).
             Timeouts count as retryable. It covers the KB call only (see
             ``evaluator_timeout_s``). Python cannot stop a thread: a sync KB that
@@ -155,6 +165,7 @@ def evaluate(
         query_options=query_options,
         trace=trace,
         concurrency=concurrency,
+        executor=executor,
         timeout_s=timeout_s,
         evaluator_timeout_s=evaluator_timeout_s,
         retries=retries,

@@ -42,6 +42,8 @@ class RunTally:
     """The benchmark documents' raw keys, as written to a recipe's object store."""
     started_at: str
     elapsed_s: float
+    executor: dict[str, Any] | None = None
+    """Where the cases ran, when not in this process: ``{"kind": "dask", "workers": n, "threads": t}``."""
 
 
 def build_report(
@@ -88,6 +90,8 @@ def build_report(
         "elapsed_s": tally.elapsed_s,
         "warnings": list(tally.warnings),
     }
+    if tally.executor is not None:
+        heta_nb_meta["executor"] = dict(tally.executor)
     if tally.failure:
         heta_nb_meta["failure"] = tally.failure
     metadata = {

@@ -59,7 +59,17 @@ class RunConfig:
     """passed to every query (as Heta does); default ``False``. The report
     records it in ``metadata.heta_nb``."""
     concurrency: int = 8
-    """queries in flight at once (default 8, as Heta)."""
+    """queries in flight at once (default 8, as Heta); with ``executor``, per Dask worker thread."""
+    executor: Any = None
+    """None (default: this process), ``"dask"`` (a Dask ``LocalCluster``
+    of one single-threaded worker process per CPU, closed after the run) or a
+    ``dask.distributed.Client``: cases go to the workers in batches and the
+    report is the one a local run gives. Each worker unpickles the KB once per
+    run unit (a ``kb=`` object or function, or the unit's built Heta KB,
+    sent by cloudpickle); a Heta KB that cannot be pickled is loaded once per
+    worker from its recipe's object store, which must be on a shared path.
+    The report's ``metadata.heta_nb.executor`` records it. Needs the
+    ``[dask]`` extra."""
     timeout_s: float | None = 60.0
     """per-query timeout in seconds (default 60; None: no timeout).
     Timeouts count as retryable. It covers the KB call only (see
@@ -170,6 +180,7 @@ class RunConfig:
         ):
             raise RunError(f"retry_on must be exception classes (a tuple of them), got {self.retry_on!r}")
         object.__setattr__(self, "retry_types", tuple(retry_on))
+        _check_executor(self.executor)
         shard: Any = self.shard
         if shard is not None and not (
             isinstance(shard, tuple)
@@ -189,6 +200,24 @@ class RunConfig:
         object.__setattr__(self, "recorded_options", recorded_options(query_options))
         if self.report_id and not self.report_id.strip():
             raise RunError("report_id must not be blank")
+
+
+def _check_executor(value: Any) -> None:
+    """Refuse an ``executor`` that is not None, ``"dask"`` or a ``dask.distributed.Client``."""
+    if value is None:
+        return
+    if isinstance(value, str) and value == "dask":
+        from heta_nb._util.optional import require
+
+        require("distributed", extra="dask", purpose='executor="dask"')
+        return
+    kind = type(value)
+    if kind.__name__ == "Client" and kind.__module__.split(".")[0] == "distributed":
+        return
+    raise RunError(
+        'executor must be None, "dask" or a dask.distributed.Client (with the [dask] extra: '
+        f"pip install 'heta-nb[dask]'), got {value!r}"
+    )
 
 
 def _evaluator_timeout(value: float | str | None, timeout_s: float | None) -> float | None:

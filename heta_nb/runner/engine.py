@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from heta_nb._util.text import describe_error
@@ -33,6 +33,7 @@ from heta_nb.runner.assemble import RunTally, build_report, save_report, utc_now
 from heta_nb.runner.case import EXITS, CaseRunner
 from heta_nb.runner.checkpoint import BATCH_LINES, CheckpointWriter
 from heta_nb.runner.config import RunConfig
+from heta_nb.runner.distributed import DaskCases, RemoteUnit
 from heta_nb.runner.encode import encode_result, unencodable
 from heta_nb.runner.errors import RunFailedError
 from heta_nb.runner.events import (
@@ -87,6 +88,8 @@ class Engine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cases: CaseRunner | None = None
         self._workers: list[asyncio.Task[None]] = []
+        self._remote: DaskCases | None = None
+        """Where the cases run with ``executor=`` (None: in this process)."""
         self._results: dict[ResultKey, EvaluationCaseResult] = {}
         self._encoded: dict[ResultKey, bytes] = {}
         """Each result's JSON, as written to the checkpoint (reused by the final save).
@@ -144,6 +147,26 @@ class Engine:
             except RuntimeError:  # loop already closed
                 pass
 
+    # -- results so far (see heta_nb.runner.partial) -------------------------------------
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the engine runs on (None before :meth:`run`)."""
+        return self._loop
+
+    def results_so_far(self) -> tuple[list[EvaluationCaseResult], RunTally]:
+        """The results recorded so far, in Heta's order, and a ``running`` tally (call on the engine's loop)."""
+        results = [self._results[key] for key in sorted(self._results)]
+        tally = RunTally(
+            status="running",
+            failure=None,
+            errors=self._errors,
+            warnings=list(self._warnings),
+            document_keys=list(self._document_keys),
+            started_at=self.started_at,
+            elapsed_s=round(self.now(), 3),
+        )
+        return results, tally
+
     # -- the run -----------------------------------------------------------------------
     async def run(self) -> EvaluationReport:
         """Run to completion or cancellation; always returns the (possibly partial) report."""
@@ -176,6 +199,8 @@ class Engine:
         failure: str | None = None
         adapter = self.target.kb_adapter
         try:
+            if self.config.executor is not None:  # (a cluster that cannot start fails the call itself)
+                self._remote = await DaskCases.open(self.config.executor)
             plan = await self._start()
             for unit_index, unit in enumerate(plan.units):
                 if self._cancelled:
@@ -190,6 +215,7 @@ class Engine:
             if adapter is not None:
                 adapter.close()
             if self.plan is None:  # nothing ran: the caller gets the exception itself
+                await self._close_remote()
                 message = f"{type(exc).__name__}: {describe_error(exc)}"
                 self.emit(
                     RunFinished(
@@ -207,6 +233,7 @@ class Engine:
             failure = f"{type(exc).__name__}: {describe_error(exc)}"
         if adapter is not None:
             adapter.close()
+        await self._close_remote()
         report = await self._finish(status, failure)
         if self.status == "failed":
             raise RunFailedError(f"the evaluation failed after {len(self._results)} results: {self.failure}", report)
@@ -310,9 +337,15 @@ class Engine:
                     data, raw = case_runner.exit_result(exc, unit_id, kb_name, case_index, case, mode), None
                 record((unit_index, case_index, mode_index), unit_id, data, raw)
 
+        jobs: list[Any]
+        if self._remote is not None:  # where the cases run: on the executor's workers, batch by batch
+            remote = RemoteUnit(unit_index, unit_id, kb_name, c.kb if builder is None else adapter.kb, pending)
+            jobs = [self._remote.run_unit(c, plan.evaluators, remote, self._take, self.warn)]
+        else:  # or in this process: ``concurrency`` workers pulling the unit's queries
+            jobs = [worker() for _ in range(min(c.concurrency, len(pending)))]
         deadlines = self._cases.deadlines
         deadlines.start()
-        self._workers = [asyncio.ensure_future(worker()) for _ in range(min(c.concurrency, len(pending)))]
+        self._workers = [asyncio.ensure_future(job) for job in jobs]
         try:
             await asyncio.gather(*self._workers)
         except asyncio.CancelledError:
@@ -380,6 +413,34 @@ class Engine:
         if batch:
             self.emit(CasesFinished(t=self.now(), records=tuple(records)))
 
+    def _take(self, unit_id: str, finished: Sequence[tuple[ResultKey, dict[str, Any], bytes]]) -> None:
+        """Record a batch of results scored and encoded on an executor's worker, as :meth:`_flush` does.
+
+        A result already recorded is skipped: Dask runs a batch again when its worker died,
+        and a batch may have been taken just before.
+        """
+        self._flush()
+        results, checkpoint, t = self._results, self._checkpoint, self.now()
+        records: list[CaseRecord] = []
+        for key, data, encoded in finished:
+            if key in results:
+                continue
+            results[key] = result = EvaluationCaseResult.from_raw(data)
+            self._errors += data["error"] is not None
+            if checkpoint is not None:
+                self._encoded[key] = encoded
+                checkpoint.append(encoded)
+            records.append((unit_id, result, t))
+        if checkpoint is not None:
+            checkpoint.flush(force=False)
+        if records:
+            self.emit(CasesFinished(t=t, records=tuple(records)))
+
+    async def _close_remote(self) -> None:
+        """Close the executor's own cluster; its description stays for the report."""
+        if self._remote is not None:
+            await self._remote.close()
+
     def _flush_soon(self) -> None:
         """:meth:`_flush` as an event-loop callback: if it fails, the run fails (not the loop's log)."""
         try:
@@ -400,6 +461,7 @@ class Engine:
             document_keys=self._document_keys,
             started_at=self.started_at,
             elapsed_s=round(self.now(), 3),
+            executor=self._remote.info if self._remote is not None else None,
         )
         report = build_report(self.config, self.target, self.plan, [self._results[key] for key in order], tally)
         key = None

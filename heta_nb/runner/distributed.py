@@ -1,0 +1,253 @@
+"""Where cases run with ``executor=``: batches of cases on Dask workers, their results streamed back.
+
+The engine keeps everything else: the plan, the recipe builds, the checkpoint, the events
+and the report. For each run unit, :meth:`DaskCases.run_unit` sends the unit's context
+(settings, evaluators, the KB: see :mod:`heta_nb.runner.dask_worker`) to every worker once,
+submits the unit's pending queries in batches, and hands each finished batch's encoded
+results to the engine as it arrives (``distributed.as_completed``). A batch whose worker
+died is run again elsewhere by Dask; the engine skips results it already recorded, so no
+case is lost or recorded twice. Cancelling cancels the batches' futures.
+
+Needs the ``[dask]`` extra (``distributed`` is imported only when an executor is used).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from heta_nb._util.text import describe_error
+from heta_nb.evaluators import PreparedEvaluator
+from heta_nb.runner.config import RunConfig
+from heta_nb.runner.dask_worker import BatchTask, run_batch, unit_payload
+from heta_nb.runner.errors import RunError
+from heta_nb.runner.plan import CaseTask, ResultKey
+
+__all__ = ["BATCHES_PER_THREAD", "MAX_BATCH", "DaskCases", "RemoteUnit", "Take", "batch_size"]
+
+BATCHES_PER_THREAD = 6
+"""A unit's queries are cut into about this many batches per worker thread: enough that a
+worker that finishes early takes more, few enough that Dask's cost per task stays small."""
+MAX_BATCH = 256
+"""The most queries in one batch (results come back batch by batch: progress moves in such steps)."""
+
+Take = Callable[[str, Sequence[tuple[ResultKey, dict[str, Any], bytes]]], None]
+"""The engine's hand for a finished batch: ``take(unit_id, [(key, result JSON object, its JSON)])``."""
+
+
+def batch_size(pending: int, threads: int) -> int:
+    """Queries per batch for ``pending`` queries on ``threads`` worker threads."""
+    return max(1, min(MAX_BATCH, math.ceil(pending / (max(1, threads) * BATCHES_PER_THREAD))))
+
+
+@dataclass(frozen=True)
+class RemoteUnit:
+    """One run unit's work for the workers."""
+
+    unit_index: int
+    unit_id: str
+    kb_name: str
+    kb: Any
+    """What the workers query: the ``kb=`` object, or the unit's built Heta KB."""
+    pending: Sequence[CaseTask]
+
+
+class DaskCases:
+    """Runs a run's cases on a Dask cluster (see the module docstring).
+
+    Args:
+        client: the ``dask.distributed.Client``.
+        cluster: the ``LocalCluster`` started for ``executor="dask"`` (closed with :meth:`close`).
+    """
+
+    def __init__(self, client: Any, cluster: Any = None) -> None:
+        self.client = client
+        self.cluster = cluster
+        workers = (client.scheduler_info() or {}).get("workers", {})
+        self.info: dict[str, Any] = {
+            "kind": "dask",
+            "workers": len(workers),
+            "threads": sum(int(w.get("nthreads", 1)) for w in workers.values()),
+        }
+        """What the report's ``metadata.heta_nb.executor`` records: kind, workers, threads (in all)."""
+        self.kb_travel: str | None = None
+        """How the last unit's KB reached the workers: ``"pickled"`` or ``"loaded"`` (from its object store)."""
+        self.open_s: list[float] = []
+        """Seconds each worker spent opening a unit's KB (unpickling or loading it)."""
+        self._warned: set[str] = set()
+        """The codes of the workers' warnings already passed on."""
+
+    @classmethod
+    async def open(cls, executor: Any) -> DaskCases:
+        """The executor of ``executor=`` (``"dask"`` starts a ``LocalCluster`` of one process per CPU)."""
+        return await asyncio.to_thread(cls._open, executor)
+
+    @classmethod
+    def _open(cls, executor: Any) -> DaskCases:
+        if not (isinstance(executor, str) and executor == "dask"):
+            return cls(executor)
+        import logging
+
+        dask: Any = _distributed()
+        cluster = dask.LocalCluster(
+            n_workers=_usable_cpus(),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
+        try:
+            return cls(dask.Client(cluster), cluster)
+        except BaseException:
+            cluster.close()
+            raise
+
+    async def close(self) -> None:
+        """Close the client and cluster :meth:`open` started (a given client stays open)."""
+        if self.cluster is not None:
+            cluster, self.cluster = self.cluster, None
+            await asyncio.to_thread(_close, self.client, cluster)
+
+    async def run_unit(
+        self,
+        config: RunConfig,
+        evaluators: Sequence[PreparedEvaluator],
+        unit: RemoteUnit,
+        take: Take,
+        warn: Callable[[str, str], None],
+    ) -> None:
+        """Run ``unit``'s pending queries on the workers, handing each finished batch to ``take``.
+
+        Raises:
+            RunError: the KB cannot be sent to the workers, or a batch failed outside its cases
+                (a worker that kept dying, say).
+        """
+        payload, self.kb_travel = await asyncio.to_thread(
+            unit_payload, config, evaluators, unit.unit_id, unit.kb_name, unit.kb
+        )
+        token = f"heta_nb-{uuid.uuid4().hex[:16]}"
+        size = batch_size(len(unit.pending), self.info["threads"])
+        tasks: list[BatchTask] = [
+            ((unit.unit_index, case_index, mode_index), case, mode)
+            for case_index, case, mode_index, mode in unit.pending
+        ]
+        batches = [tasks[i : i + size] for i in range(0, len(tasks), size)]
+        loop = asyncio.get_running_loop()
+        arrived: asyncio.Queue[Any] = asyncio.Queue()
+        live = _Live()
+        stop = threading.Event()
+
+        def put(item: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # (the run's loop is gone: nobody waits for it)
+                loop.call_soon_threadsafe(arrived.put_nowait, item)
+
+        feeder = threading.Thread(
+            target=self._feed,
+            args=(token, payload, batches, live, stop, put),
+            name="heta_nb-dask-results",
+            daemon=True,
+        )
+        feeder.start()
+        warned = self._warned
+        try:
+            for _ in batches:
+                outcome = await arrived.get()
+                if isinstance(outcome, BaseException):
+                    raise RunError(
+                        f"executor: a batch of cases failed on Dask: {describe_error(outcome, 500, with_type=True)}"
+                    ) from outcome
+                if outcome["open_s"] is not None:
+                    self.open_s.append(outcome["open_s"])
+                take(unit.unit_id, outcome["results"])
+                for code, message in outcome["warnings"]:
+                    if code not in warned:  # (a local run warns once per run; a worker, once per batch)
+                        warned.add(code)
+                        warn(code, message)
+        finally:
+            stop.set()
+            left = live.all()
+            if left:
+                self.client.cancel(left)  # (tells the scheduler: it does not wait for the workers)
+
+    def _feed(
+        self,
+        token: str,
+        payload: bytes,
+        batches: list[list[BatchTask]],
+        live: _Live,
+        stop: threading.Event,
+        put: Callable[[Any], None],
+    ) -> None:
+        """Submit the batches and pass on each outcome as it arrives (runs in a thread of its own)."""
+        as_completed = _distributed().as_completed
+        import cloudpickle
+
+        client = self.client
+        try:
+            shared = client.scatter(payload, broadcast=True, hash=False)
+            futures = [  # (a batch as bytes: Dask would walk and hash its cases, 0.4 ms each)
+                client.submit(run_batch, token, shared, cloudpickle.dumps(batch), pure=False, key=f"{token}-{index}")
+                for index, batch in enumerate(batches)
+            ]
+            live.add(futures)
+            if stop.is_set():  # cancelled while the batches were being sent
+                client.cancel(futures)
+                return
+            completed = as_completed(futures, with_results=True, raise_errors=False)
+            del futures
+            for future, outcome in completed:
+                live.discard(future)
+                del future  # released: Dask need not keep (or recompute) a batch already taken
+                if stop.is_set():
+                    return
+                put(outcome)
+        except BaseException as exc:  # noqa: BLE001 - the run fails with it
+            if not stop.is_set():
+                put(exc)
+
+
+class _Live:
+    """The futures of batches not yet taken (the feeder thread adds and discards, the run cancels)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._futures: set[Any] = set()
+
+    def add(self, futures: Sequence[Any]) -> None:
+        with self._lock:
+            self._futures.update(futures)
+
+    def discard(self, future: Any) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    def all(self) -> list[Any]:
+        with self._lock:
+            return list(self._futures)
+
+
+def _distributed() -> Any:
+    """The ``distributed`` package (a clear error without the ``[dask]`` extra)."""
+    from heta_nb._util.optional import require
+
+    return require("distributed", extra="dask", purpose="executor=")
+
+
+def _close(client: Any, cluster: Any) -> None:
+    client.close()
+    cluster.close()
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on (its affinity where the OS says, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined,unused-ignore]
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
