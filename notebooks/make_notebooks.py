@@ -54,6 +54,14 @@ settings = dict(
 KB build steps, and a **Cancel** button); the kernel stays free. `run.result()` waits for the report.
 `heta_nb.evaluate` does the same but blocks."""),
     ("code", """run = heta_nb.start(benchmark, recipe=recipes["small-chunks"], report_id="small-chunks", **settings)"""),
+    ("md", """While it runs, the widget's **Explore results so far** button opens the case explorer on the cases
+finished so far: its counts grow as cases finish, and it becomes the final report's explorer when
+the run ends. `heta_nb.explore(run)` does the same in a cell of its own, and `run.partial_report()`
+is a real report of the cases finished so far (summary, frames, views, export and compare work on
+it; `metadata["heta_nb"]["partial"]` says how far the run was; it is never saved: the store only
+holds the final report). Once the run has ended, it is the final report."""),
+    ("code", """so_far = run.partial_report()
+so_far.metadata["heta_nb"]["status"], so_far.metadata["heta_nb"].get("partial"), len(so_far.case_results)"""),
     ("code", """small = run.result()
 large = heta_nb.evaluate(benchmark, recipe=recipes["large-chunks"], report_id="large-chunks", **settings)"""),
     ("md", """## Explore a report
@@ -128,6 +136,31 @@ explorer = heta_nb.explore(report, benchmark=benchmark, label="hops = 3", metric
 explorer"""),
     ("code", """explorer.open(0)
 explorer.case.case_id, explorer.matched, explorer.status_counts"""),
+    ("md", """## Results while a run goes on
+
+`heta_nb.explore(run)` explores a running evaluation (the handle of `heta_nb.start`): the table holds
+the cases finished so far, its counts grow as cases finish (a few refreshes a second at most, from a
+thread of its own, so it keeps up while this kernel is busy in another cell), and it becomes the final
+report's explorer when the run ends. The live widget's **Explore results so far** button opens the same
+explorer. `run.partial_report()` is a report of the cases finished so far, marked partial and never
+saved. Here a "KB" replays the stored report's responses, a little slowly."""),
+    ("code", """import time
+
+responses = {(r.query, r.query_mode): r.response.raw for r in report.case_results if r.response is not None}
+
+
+def replay_kb(query, *, mode, top_k):
+    time.sleep(0.05)
+    return responses[(query, mode)]
+
+
+run = heta_nb.start(benchmark, kb=replay_kb, knowledge_base_name="replay", query_modes=list(demo.DEMO_MODES),
+                    evaluators=list(demo.DEMO_EVALUATORS), top_k=5, store=None, concurrency=2, progress=False)
+heta_nb.explore(run, benchmark=benchmark, status="ok")"""),
+    ("code", """so_far = run.partial_report()
+so_far.metadata["heta_nb"].get("partial"), so_far.summary_frame().shape"""),
+    ("code", """replayed = run.result()
+dict(replayed.score_summary) == dict(report.score_summary)"""),
     ("md", "## Distributions"),
     ("code", """heta_nb.plots.plot_scores(report, "recall@5").figure"""),
     ("code", """heta_nb.plots.plot_latency(report).figure"""),

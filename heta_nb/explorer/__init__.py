@@ -7,9 +7,9 @@ from typing import Any
 
 from heta_nb.explorer.explorer import PAGE_SIZE, Explorer
 from heta_nb.explorer.filters import Filters
-from heta_nb.explorer.sources import ReportSource, Source
+from heta_nb.explorer.sources import ReportSource, RunSource, Source
 
-__all__ = ["PAGE_SIZE", "Explorer", "Filters", "ReportSource", "Source", "explore"]
+__all__ = ["PAGE_SIZE", "Explorer", "Filters", "ReportSource", "RunSource", "Source", "explore"]
 
 
 def explore(obj: Any, *, benchmark: Any = None, page_size: int = PAGE_SIZE, **filters: Any) -> Explorer:
@@ -17,7 +17,9 @@ def explore(obj: Any, *, benchmark: Any = None, page_size: int = PAGE_SIZE, **fi
 
     Args:
         obj: an ``EvaluationReport``, a ``Comparison`` (both systems side by side), a
-            ``ReportStore`` (pick a report first), a report path or ``STORE:KB/REPORT_ID``.
+            ``ReportStore`` (pick a report first), a running evaluation (``heta_nb.start``'s
+            handle: the cases finished so far, refreshed as they finish, then the final
+            report), a report path or ``STORE:KB/REPORT_ID``.
         benchmark: the benchmark the report was run on, for the label filter, expected
             answers and evidence, and results marked relevant / not relevant / not judged.
         page_size: rows per page (the browser holds one page at a time).

@@ -3,6 +3,7 @@ mirrored to its widget one page at a time; readable back as ``selection`` and ``
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from heta_nb._util.text import describe_error
 from heta_nb.explorer.columns import STATUSES, Column
 from heta_nb.explorer.filters import Filtered, Filters, apply_filters, text_ranks
+from heta_nb.explorer.live import LiveRefresh
 from heta_nb.explorer.pairs import PairTable
 from heta_nb.explorer.panel import case_panel_context, pair_panel_context, render_panel
 from heta_nb.explorer.sources import Source, as_source
@@ -31,11 +33,14 @@ class Explorer:
 
     Build it with :func:`heta_nb.explore`. Everything runs in the kernel; the widget gets
     one page of rows at a time and the open case's panel. Every action is also a method,
-    so a notebook can drive it and read back what was found.
+    so a notebook can drive it and read back what was found. On a running evaluation it
+    refreshes itself as cases finish (:mod:`heta_nb.explorer.live`), from another thread:
+    its state is guarded by a lock.
 
     Args:
         obj: an ``EvaluationReport``, a ``Comparison``, a ``ReportStore`` (pick a report in
-            the widget, or with :meth:`choose`), a report path or ``STORE:KB/REPORT_ID``.
+            the widget, or with :meth:`choose`), a running evaluation (``heta_nb.start``:
+            its results so far, then its final report), a report path or ``STORE:KB/REPORT_ID``.
         benchmark: the benchmark the report was run on: case labels (the label filter),
             expected answers and evidence, and relevance judgements in the case panel.
         page_size: rows per page.
@@ -57,8 +62,13 @@ class Explorer:
         self._selected: int | None = None
         self._error = ""
         self._widget: Any = None
-        self._pushing = False
+        self._pushing: int | None = None
+        """The thread pushing to the widget (its own trait changes are not the user's)."""
+        self._lock = threading.RLock()
+        self._rebuilding = threading.Lock()
         self.refresh()
+        self.live = LiveRefresh(self)
+        """Refreshes the explorer when its source grows (a running evaluation)."""
 
     # -- state a notebook reads back ---------------------------------------------------------
     @property
@@ -93,18 +103,20 @@ class Explorer:
         For a report: its ``cases_frame()`` rows (index: position in ``case_results``); for a
         comparison: case, query, both statuses, and per metric both values and the delta.
         """
-        if self._table is None:
-            import pandas as pd
+        with self._lock:
+            if self._table is None:
+                import pandas as pd
 
-            return pd.DataFrame()
-        return self._table.frame(self.rows)
+                return pd.DataFrame()
+            return self._table.frame(self.rows)
 
     @property
     def case(self) -> Any:
         """The open case: an ``EvaluationCaseResult`` (a comparison: ``{system: result or None}``), or None."""
-        if self._table is None or self._selected is None:
-            return None
-        return self._table.case(self._selected)
+        with self._lock:
+            if self._table is None or self._selected is None:
+                return None
+            return self._table.case(self._selected)
 
     @property
     def status_counts(self) -> dict[str, int]:
@@ -135,8 +147,9 @@ class Explorer:
 
     def go(self, page: int) -> Explorer:
         """Show page ``page`` (0-based; clamped to the pages there are)."""
-        self.page = min(max(int(page), 0), self.pages - 1)
-        self._push()
+        with self._lock:
+            self.page = min(max(int(page), 0), self.pages - 1)
+            self._push()
         return self
 
     def open(self, position: int | None = None, *, case_id: str | None = None, mode: str | None = None) -> Any:
@@ -172,8 +185,9 @@ class Explorer:
 
     def close(self) -> Explorer:
         """Close the case panel."""
-        self._selected = None
-        self._push()
+        with self._lock:
+            self._selected = None
+            self._push()
         return self
 
     def choose(self, key: str) -> Explorer:
@@ -192,29 +206,38 @@ class Explorer:
         return self
 
     def refresh(self) -> Explorer:
-        """Rebuild the table if the source changed (a growing report); filters and open case stay."""
-        generation = self.source.generation
-        if self._table is None or generation != self._generation:
-            key = (
-                self._table.describe_row(self._selected)
-                if self._table is not None and self._selected is not None
-                else None
-            )
-            self._table = self.source.table(benchmark=self.benchmark, system=self.system)
-            self._generation = generation
-            self._sort_keys = {}
-            if self._table is not None:  # built with the table, so that no first search or sort is slower
-                self._table.search_text  # noqa: B018
-                for column in self._table.columns:
+        """Rebuild the table if the source changed (a growing report); filters and open case stay.
+
+        The new table is built outside the explorer's lock (actions from the widget go on
+        meanwhile) and swapped in under it.
+        """
+        with self._rebuilding:
+            generation = self.source.generation
+            if self._table is not None and generation == self._generation:
+                with self._lock:
+                    self._apply(self.filters, page=self.page)
+                return self
+            table = self.source.table(benchmark=self.benchmark, system=self.system)
+            sort_keys: dict[str, np.ndarray] = {}
+            if table is not None:  # built with the table, so that no first search or sort is slower
+                table.search_text  # noqa: B018
+                for column in table.columns:
                     if not column.numeric:
-                        self._sort_keys[column.key] = text_ranks(column.values())
-            self._selected = self._find(key) if key is not None else None
-            if self._table is not None:  # another report may lack a mode or metric filtered on: keep the search
-                try:
-                    apply_filters(self._table, self._effective(self.filters), sort_keys=self._sort_keys)
-                except ValueError:
-                    self.filters = Filters(search=self.filters.search)
-        self._apply(self.filters, page=self.page)
+                        sort_keys[column.key] = text_ranks(column.values())
+            with self._lock:
+                key = (
+                    self._table.describe_row(self._selected)
+                    if self._table is not None and self._selected is not None
+                    else None
+                )
+                self._table, self._generation, self._sort_keys = table, generation, sort_keys
+                self._selected = self._find(key) if key is not None else None
+                if table is not None:  # another report may lack a mode or metric filtered on: keep the search
+                    try:
+                        apply_filters(table, self._effective(self.filters), sort_keys=sort_keys)
+                    except ValueError:
+                        self.filters = Filters(search=self.filters.search)
+                self._apply(self.filters, page=self.page)
         return self
 
     # -- internals -------------------------------------------------------------------------
@@ -236,17 +259,22 @@ class Explorer:
         return filters
 
     def _apply(self, filters: Filters, *, page: int) -> None:
-        if self._table is None:
-            self.filters, self._filtered, self.page = filters, None, 0
+        with self._lock:
+            if self._table is None:
+                self.filters, self._filtered, self.page = filters, None, 0
+                self._push()
+                return
+            self._filtered = apply_filters(self._table, self._effective(filters), sort_keys=self._sort_keys)
+            self.filters = filters
+            self._error = ""
+            self.page = min(max(page, 0), self.pages - 1)
             self._push()
-            return
-        self._filtered = apply_filters(self._table, self._effective(filters), sort_keys=self._sort_keys)
-        self.filters = filters
-        self._error = ""
-        self.page = min(max(page, 0), self.pages - 1)
-        self._push()
 
     def _step(self, delta: int) -> Any:
+        with self._lock:
+            return self._step_locked(delta)
+
+    def _step_locked(self, delta: int) -> Any:
         rows = self.rows
         if rows.size == 0:
             return None
@@ -258,14 +286,15 @@ class Explorer:
         return self._open_row(int(rows[position]))
 
     def _open_row(self, row: int) -> Any:
-        if self._table is None or not 0 <= row < self._table.n:
-            raise IndexError(f"open: row {row} is outside the table's {self.total:,} rows")
-        self._selected = row
-        where = np.flatnonzero(self.rows == row)
-        if where.size:
-            self.page = int(where[0]) // self.page_size
-        self._push()
-        return self.case
+        with self._lock:
+            if self._table is None or not 0 <= row < self._table.n:
+                raise IndexError(f"open: row {row} is outside the table's {self.total:,} rows")
+            self._selected = row
+            where = np.flatnonzero(self.rows == row)
+            if where.size:
+                self.page = int(where[0]) // self.page_size
+            self._push()
+            return self.case
 
     def _panel_html(self) -> str:
         table, row = self._table, self._selected
@@ -313,9 +342,9 @@ class Explorer:
         pages = f"page {self.page + 1:,} of {self.pages:,}"
         empty = ""
         if self._table is None:
-            empty = "Choose a report above." if self.source.choices() else "This store has no reports yet."
+            empty = self.source.empty_note() or "Nothing to explore yet."
         elif matched == 0 and self._filtered is not None:
-            empty = self._filtered.advice(self.filters)
+            empty = (self.source.empty_note() if total == 0 else "") or self._filtered.advice(self.filters)
         case_text = ""
         if self._selected is not None and self._table is not None:
             where = np.flatnonzero(self.rows == self._selected)
@@ -330,7 +359,7 @@ class Explorer:
             "total": total,
             "page": self.page,
             "pages": self.pages,
-            "count_text": f"{matched:,} of {total:,} match" + (f" · {counts}" if counts else ""),
+            "count_text": f"{matched:,} of {total:,} match" + (f" · {counts}" if counts else "") + self.source.note(),
             "page_text": f"{start + 1:,}–{min(start + self.page_size, matched):,} · {pages}" if matched else "",
             "empty": empty,
             "error": self._error,
@@ -342,7 +371,7 @@ class Explorer:
         table = self._table
         options: dict[str, Any] = {"statuses": list(STATUSES), "reports": [list(c) for c in self.source.choices()]}
         if table is None:
-            return {**options, "title": "Report store: choose a report"}
+            return {**options, "title": self.source.pending_title()}
         labels = table.labels.choices()
         options.update(
             title=table.title,
@@ -363,20 +392,25 @@ class Explorer:
     @property
     def widget(self) -> Any:
         """The explorer's widget (created on first use)."""
-        if self._widget is None:
-            from heta_nb.explorer.widget import explorer_widget_class
+        with self._lock:
+            if self._widget is None:
+                from heta_nb.explorer.widget import explorer_widget_class
 
-            self._widget = explorer_widget_class()(fallback=self.source.fallback_html)
-            self._widget.on_msg(self._on_message)
-            self._widget.observe(self._on_input, names=[*_INPUTS, "page", "system", "report"])
-            self._push()
-        return self._widget
+                self._widget = explorer_widget_class()(fallback=self.source.fallback_html)
+                self._widget.on_msg(self._on_message)
+                self._widget.observe(self._on_input, names=[*_INPUTS, "page", "system", "report"])
+                self._push()
+            return self._widget
 
     def _push(self) -> None:
+        with self._lock:
+            self._push_locked()
+
+    def _push_locked(self) -> None:
         widget = self._widget
         if widget is None:
             return
-        self._pushing = True
+        self._pushing = threading.get_ident()
         try:
             with widget.hold_sync():
                 filters = self.filters
@@ -403,10 +437,10 @@ class Explorer:
                 widget.panel = self._panel_html()
                 widget.info = self.info()
         finally:
-            self._pushing = False
+            self._pushing = None
 
     def _on_input(self, change: dict[str, Any]) -> None:
-        if self._pushing:
+        if self._pushing == threading.get_ident():
             return
         name, value = change["name"], change["new"]
         try:

@@ -1,5 +1,5 @@
-"""What an explorer explores: a report, a comparison or a store's reports, behind one small
-interface that can also grow (a later round points it at a running evaluation)."""
+"""What an explorer explores: a report, a comparison, a store's reports or a running evaluation
+(its results so far, then its final report), behind one small interface that can grow."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from heta_nb.explorer.pairs import PairTable
 from heta_nb.explorer.table import ReportTable
 from heta_nb.model import EvaluationReport
 
-__all__ = ["ComparisonSource", "ReportSource", "Source", "StoreSource", "as_source"]
+__all__ = ["ComparisonSource", "ReportSource", "RunSource", "Source", "StoreSource", "as_source"]
 
 
 class Source:
@@ -44,6 +44,24 @@ class Source:
         """Pick a report by key (stores only)."""
         raise ValueError("report: only a store's explorer picks reports")
 
+    def watch(self, changed: Callable[[bool], None]) -> None:
+        """Call ``changed(last)`` (from any thread) when the data may have changed; ``last``: it will not again.
+
+        Only a growing source calls it (a running evaluation); the others never change by themselves.
+        """
+
+    def empty_note(self) -> str:
+        """What the explorer says when there is no table, or a table of no rows ("": its default)."""
+        return ""
+
+    def pending_title(self) -> str:
+        """The explorer's title while there is no table."""
+        return "Nothing to explore yet"
+
+    def note(self) -> str:
+        """Said after the counts (a running evaluation: how far it is), starting with " · "; or ""."""
+        return ""
+
 
 class ReportSource(Source):
     """One report, or a function that returns the newest snapshot of a growing one.
@@ -71,7 +89,7 @@ class ReportSource(Source):
             raise TypeError(f"explore: expected an EvaluationReport, got {type(report).__name__}")
         return report
 
-    def table(self, *, benchmark: Any, system: str | None) -> ReportTable:
+    def table(self, *, benchmark: Any, system: str | None) -> ReportTable | None:
         return ReportTable(self.report, benchmark)
 
     def fallback_html(self) -> str | None:
@@ -131,12 +149,89 @@ class StoreSource(Source):
     def table(self, *, benchmark: Any, system: str | None) -> ReportTable | None:
         return ReportTable(self._report, benchmark) if self._report is not None else None
 
+    def pending_title(self) -> str:
+        return "Report store: choose a report"
+
+    def empty_note(self) -> str:
+        if self._chosen is not None:
+            return ""
+        return "Choose a report above." if self._choices else "This store has no reports yet."
+
     def fallback_html(self) -> str | None:
         return self._report._repr_html_() if self._report is not None else None
 
 
+_LIVE_EVENTS = frozenset({"cases_finished", "run_finished"})
+
+
+class RunSource(ReportSource):
+    """A running evaluation (``heta_nb.start``'s handle): the results so far, then the final report.
+
+    ``generation`` changes as cases finish and when the run ends (the explorer then shows
+    the final report, a cancelled run's partial one included); :meth:`watch` hears of it
+    from the run's events.
+    """
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self._failure = ""
+        self._shown: dict[str, Any] = {}
+        """``metadata.heta_nb`` of the report the table was last built from."""
+        super().__init__(run.partial_report, generation=self._progress)
+
+    def _progress(self) -> Any:
+        state = self.run.state
+        return (state.done, state.status, self.run.done())
+
+    def _starting(self) -> bool:
+        """Still loading its benchmark (a partial report would wait for it): no table yet."""
+        return self.run.state.status == "pending" and not self.run.done()
+
+    def table(self, *, benchmark: Any, system: str | None) -> ReportTable | None:
+        if self._starting():
+            return None
+        try:
+            report = self.report
+        except Exception as exc:  # noqa: BLE001 - a run that stopped before its first query has no report
+            self._failure = f"The run stopped before its first case: {type(exc).__name__}: {exc}"
+            return None
+        info = report.raw["metadata"].get("heta_nb")
+        self._shown = info if isinstance(info, dict) else {}
+        return ReportTable(report, benchmark)
+
+    def fallback_html(self) -> str | None:
+        if self._starting():
+            return None
+        try:
+            return self.report._repr_html_()
+        except Exception:  # noqa: BLE001 - see table()
+            return None
+
+    def watch(self, changed: Callable[[bool], None]) -> None:
+        def on_event(event: Any) -> None:
+            if event.kind in _LIVE_EVENTS:
+                changed(event.kind == "run_finished")
+
+        self.run.subscribe(on_event)
+
+    def pending_title(self) -> str:
+        return f"Evaluation {self.run.report_id}: starting"
+
+    def note(self) -> str:
+        shown = self._shown
+        partial = shown.get("partial")
+        if isinstance(partial, dict):
+            return f" · results so far: {partial.get('done', 0):,} of {partial.get('total', 0):,}, the run goes on"
+        return f" · final report ({shown['status']})" if isinstance(shown.get("status"), str) else ""
+
+    def empty_note(self) -> str:
+        if self._starting():
+            return "The run is loading its benchmark: the table fills in as its cases finish."
+        return self._failure or "No case has finished yet: the table fills in as the run goes on."
+
+
 def as_source(obj: Any) -> Source:
-    """The :class:`Source` of a report, comparison, store, Heta report, path or ``STORE:KB/ID``.
+    """The :class:`Source` of a report, comparison, store, running evaluation, Heta report, path or ``STORE:KB/ID``.
 
     Raises:
         TypeError: an object the explorer cannot explore (the message says what it can).
@@ -152,11 +247,15 @@ def as_source(obj: Any) -> Source:
         return ComparisonSource(obj)
     if isinstance(obj, ReportStore):
         return StoreSource(obj)
+    from heta_nb.runner.handle import EvaluationRun
+
+    if isinstance(obj, EvaluationRun):
+        return RunSource(obj)
     if isinstance(obj, str) or hasattr(obj, "__fspath__") or type(obj).__name__ == "EvaluationReport":
         from heta_nb.store.locate import resolve_report
 
         return ReportSource(resolve_report(obj))
     raise TypeError(
         f"explore: cannot explore a {type(obj).__name__}; give an EvaluationReport, a Comparison, a ReportStore, "
-        "a report.json path or STORE:KB/REPORT_ID"
+        "a running evaluation (heta_nb.start), a report.json path or STORE:KB/REPORT_ID"
     )

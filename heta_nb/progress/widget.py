@@ -7,7 +7,9 @@ trait change inside ``hold_sync()``, throttled to at most ``1 / min_interval``
 flushes per second, with a forced flush when the run ends so the final state is
 never lost. When the run ends the bar turns green (red when cancelled or failed)
 and the final report is shown as ordinary output (a ``display_id`` update), so a
-saved notebook shows the result even where widgets do not render.
+saved notebook shows the result even where widgets do not render. "Explore results so
+far" opens the case explorer on the live run below the bar (it refreshes as cases finish
+and becomes the final report's explorer when the run ends).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ _PROMPT = frozenset({"run_started", "build_started", "build_finished", "unit_sta
 
 class RunWidget:
     """Live progress of one evaluation: bar, counts, rate, ETA, errors, running means,
-    KB build steps and a Cancel button.
+    KB build steps, a Cancel button and "Explore results so far" (the case explorer).
 
     Args:
         run: the :class:`~heta_nb.runner.handle.EvaluationRun` (for the Cancel button
@@ -90,6 +92,18 @@ class RunWidget:
             tooltip="Stop the run; finished cases are kept (partial report)",
         )
         self.cancel_button.on_click(self._on_cancel)
+        self.explore_button = w.Button(
+            description="Explore results so far",
+            icon="table",
+            tooltip="Open the case explorer on the cases finished so far (it follows the run)",
+            layout=w.Layout(width="auto", min_width="max-content", flex="0 0 auto"),
+        )
+        self.explore_button.on_click(self._on_explore)
+        if run is None:
+            self.explore_button.layout.display = "none"
+        self.explorer: Any = None
+        """The explorer the button opened (``heta_nb.explore(run)``), once it has."""
+        self.explorer_box = w.VBox([], layout=w.Layout(width="100%"))
         self.interrupt_hint = w.HTML(value=INTERRUPT_HINT if not cancellable else "")
         if not cancellable:
             self.cancel_button.layout.display = "none"
@@ -101,14 +115,16 @@ class RunWidget:
             (self.means, "heta-means"),
             (self.errors, "heta-errors"),
             (self.cancel_button, "heta-cancel"),
+            (self.explore_button, "heta-explore"),
             (self.interrupt_hint, "heta-interrupt-hint"),
         ):
             widget.add_class(hook)
         header = w.HBox(
-            [self.bar, self.cancel_button, self.interrupt_hint], layout=w.Layout(align_items="center", width="100%")
+            [self.bar, self.cancel_button, self.explore_button, self.interrupt_hint],
+            layout=w.Layout(align_items="center", width="100%"),
         )
         self.box = w.VBox(
-            [self.title, header, self.stats, self.build, self.means, self.errors],
+            [self.title, header, self.stats, self.build, self.means, self.errors, self.explorer_box],
             layout=w.Layout(width="100%", max_width="1100px"),
         )
         self.box.add_class("heta-run")
@@ -132,9 +148,37 @@ class RunWidget:
         elif run is not None:
             run.cancel()
 
+    def _on_explore(self, _button: Any = None) -> None:
+        """Open the explorer on the run below the bar; later clicks hide and show it again."""
+        run = self._run() if self._run is not None else None
+        if self.explorer is not None:
+            shown = self.explorer_box.layout.display != "none"
+            self.explorer_box.layout.display = "none" if shown else None
+            self.explore_button.description = "Show the explorer" if shown else "Hide the explorer"
+            return
+        if run is None:
+            self.explore_button.disabled = True
+            self.explore_button.description = "The run is gone"
+            return
+        from heta_nb.explorer import explore
+
+        self.explorer = explore(run)
+        self.explorer_box.children = (self.explorer.widget,)
+        self.explore_button.description = "Hide the explorer"
+
     def comm_ids(self) -> frozenset[str]:
         """The comm ids of the widget's parts (what a blocking wait must keep answering)."""
-        parts = (self.box, self.title, self.bar, self.stats, self.build, self.means, self.errors, self.cancel_button)
+        parts = (
+            self.box,
+            self.title,
+            self.bar,
+            self.stats,
+            self.build,
+            self.means,
+            self.errors,
+            self.cancel_button,
+            self.explore_button,
+        )
         return frozenset(str(part.model_id) for part in parts if part.model_id)
 
     # -- drawing --------------------------------------------------------------------
@@ -179,6 +223,8 @@ class RunWidget:
                 self.cancel_button.disabled = True
                 self.cancel_button.description = state.status.capitalize()
                 self.cancel_button.button_style = "success" if state.status == "complete" else "danger"
+            if self.explorer is None and self.explore_button.description != "Explore the report":
+                self.explore_button.description = "Explore the report"
         self.flushes += 1
 
     def _finish(self) -> None:

@@ -18,7 +18,9 @@ from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.engine import Engine
+from heta_nb.runner.errors import RunFailedError
 from heta_nb.runner.events import Event, RunFinished, subscriber_guard
+from heta_nb.runner.partial import partial_report
 from heta_nb.runner.state import RunState, reduce
 
 __all__ = ["EvaluationRun"]
@@ -121,6 +123,29 @@ class EvaluationRun(RichDisplay):
     def done(self) -> bool:
         """True once the report (or an error) is available."""
         return self._future.done()
+
+    def partial_report(self) -> EvaluationReport:
+        """The report of the cases finished so far; the final report once the run has ended.
+
+        Safe from any thread, at any moment: the results are copied on the run's own event
+        loop, so the report never holds half a batch. It is a valid, immutable report
+        (summary, frames, views, export and ``compare`` work on it) whose
+        ``metadata["heta_nb"]`` says ``status: "running"`` and ``partial: {"done", "total"}``;
+        it is never saved (the store only holds the final report). While the benchmark is
+        still loading, this waits for it.
+
+        Raises:
+            RuntimeError: the run was never started.
+            Exception: what stopped the run before its first query (as :meth:`result`).
+        """
+        return partial_report(self._engine, started=self._thread is not None, ended=self.done, final=self._final)
+
+    def _final(self) -> EvaluationReport:
+        """The ended run's report: the final one, or what a failed run finished."""
+        try:
+            return self._future.result()
+        except RunFailedError as exc:
+            return exc.report
 
     # -- control -----------------------------------------------------------------------
     def cancel(self) -> None:
