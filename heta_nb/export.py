@@ -37,6 +37,7 @@ from heta_nb.model.collect import FLOAT, INT
 from heta_nb.model.summary import as_float
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
+from heta_nb.render.context.export_cases import CaseDataLimits, case_data, comparison_pairs, expected_data
 from heta_nb.render.env import environment
 from heta_nb.render.figures import draw_svg
 
@@ -69,7 +70,9 @@ class ExportLimits:
     cases_per_mode: int = 100
     """Rows per mode in the static (no-JavaScript) case tables."""
     details: int = 60
-    """Cases with a static drill-down."""
+    """Cases with a static drill-down (with JavaScript, every case opens from the embedded data)."""
+    case_data: CaseDataLimits = CaseDataLimits()
+    """What each case's details panel keeps (every case is embedded)."""
 
 
 def _shorten_or_none(text: Any, limit: int) -> str | None:
@@ -85,8 +88,17 @@ def _json_number(value: Any) -> Any:
     return None
 
 
-def report_explorer_data(report: EvaluationReport, limits: ExportLimits) -> dict[str, Any]:
-    """Rows and column specs of the case explorer (plain JSON data), from ``report.columns``."""
+def _gold_cases(benchmark: Any) -> dict[str, Any]:
+    """The benchmark's cases by id ({} without a benchmark: report.json keeps no gold data)."""
+    return {str(case.case_id): case for case in getattr(benchmark, "cases", ())} if benchmark is not None else {}
+
+
+def report_explorer_data(report: EvaluationReport, limits: ExportLimits, benchmark: Any = None) -> dict[str, Any]:
+    """Rows, column specs and every case's details (plain JSON data), from ``report.columns``.
+
+    ``details[i]`` is row ``i``'s panel (:func:`~heta_nb.render.context.export_cases.case_data`);
+    ``expected`` maps a case id to its gold data when ``benchmark`` is given.
+    """
     import numpy as np
 
     columns = report.columns
@@ -147,7 +159,24 @@ def report_explorer_data(report: EvaluationReport, limits: ExportLimits) -> dict
         values = np.concatenate([_json_values(part) for part in parts])
         for row, key, value in zip(where[order].tolist(), keys[order].tolist(), values[order].tolist()):
             rows[row][key] = value
-    return {"columns": specs, "rows": rows, "modes": list(report.modes), "metrics": [f"score:{m}" for m in metrics]}
+    gold = _gold_cases(benchmark)
+    details = [
+        case_data(report.case_result_json(i), gold.get(row["case_id"]), limits.case_data) for i, row in enumerate(rows)
+    ]
+    expected = {
+        case_id: expected_data(gold[case_id], limits.case_data)
+        for case_id in dict.fromkeys(r["case_id"] for r in rows)
+        if case_id in gold
+    }
+    return {
+        "columns": specs,
+        "rows": rows,
+        "modes": list(report.modes),
+        "metrics": [f"score:{m}" for m in metrics],
+        "details": details,
+        "expected": expected,
+        "kind": "report",
+    }
 
 
 def _json_values(column: Any) -> Any:
@@ -230,7 +259,7 @@ def _manifest_block(title: str, value: Any, limit: int) -> dict[str, Any]:
     return {"title": title, "text": text[:limit], "truncated": len(text) > limit, "size": len(text)}
 
 
-def _report_document(report: EvaluationReport, limits: ExportLimits, title: str | None) -> str:
+def _report_document(report: EvaluationReport, limits: ExportLimits, title: str | None, benchmark: Any) -> str:
     fragment = render_report_html(
         report, RenderLimits(max_cases_per_mode=limits.cases_per_mode, max_details=limits.details)
     )
@@ -255,7 +284,7 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         _manifest_block("Knowledge-base manifest", data["knowledge_base_manifest"], limits.manifest_chars),
         _manifest_block("Run metadata", data["metadata"], limits.manifest_chars),
     ]
-    explorer = report_explorer_data(report, limits)
+    explorer = report_explorer_data(report, limits, benchmark)
     return _document(
         title=title or f"heta_nb report {report.report_id} · {report.benchmark.key}",
         fragment=fragment,
@@ -268,10 +297,17 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
     )
 
 
-def comparison_explorer_data(comparison: Comparison, limits: ExportLimits) -> dict[str, Any]:
-    """Rows (one per aligned case and metric) and column specs of a comparison's explorer."""
+def comparison_explorer_data(comparison: Comparison, limits: ExportLimits, benchmark: Any = None) -> dict[str, Any]:
+    """Rows (one per aligned case and metric), column specs and each case side by side.
+
+    ``rows[i]["change"]`` is ``regression``, ``improvement`` or ``same`` (a delta beyond the
+    tie tolerance); ``pairs`` maps a case id to its query, whether the answers differ, and
+    per system its answer and top chunks.
+    """
     frame = comparison.cases_frame()
     columns = [{"key": str(c), "label": str(c)} for c in frame.columns]
+    deltas = [str(c) for c in frame.columns if str(c).startswith("delta ")]
+    tolerance = comparison.tie_tolerance
     rows = []
     for record in frame.to_dict("records"):
         row = {}
@@ -283,13 +319,28 @@ def comparison_explorer_data(comparison: Comparison, limits: ExportLimits) -> di
             elif hasattr(value, "item"):
                 value = value.item()
             row[str(key)] = value
+        moved = [row[d] for d in deltas if isinstance(row.get(d), (int, float))]
+        row["change"] = (
+            "regression"
+            if any(v < -tolerance for v in moved)
+            else "improvement"
+            if any(v > tolerance for v in moved)
+            else "same"
+        )
         row.setdefault("mode", row.get("metric"))
         row.setdefault("status", "ok")
         rows.append(row)
     # The mode filter selects a metric: its options are clipped exactly as the rows' metric
     # cells are, or a metric name longer than ``text_chars`` would match no row at all.
     metric_options = list(dict.fromkeys(shorten(metric, limits.text_chars) for metric in comparison.metrics))
-    return {"columns": columns, "rows": rows, "modes": metric_options, "metrics": []}
+    return {
+        "columns": columns,
+        "rows": rows,
+        "modes": metric_options,
+        "metrics": [],
+        "pairs": comparison_pairs(comparison, [str(r["case_id"]) for r in rows], limits.case_data),
+        "kind": "comparison",
+    }
 
 
 def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[dict[str, str]]:
@@ -297,7 +348,7 @@ def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[di
     for name in comparison.systems:
         if name == comparison.baseline:
             continue
-        for metric in list(comparison.metrics)[: max(1, limits.figures // 2)]:
+        for metric in comparison.differing_metrics(name)[: max(1, limits.figures // 2)]:  # those that differ
             figures.append(
                 _figure_entry(
                     f"{metric}: {name} against {comparison.baseline}, case by case",
@@ -313,9 +364,9 @@ def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[di
     return figures
 
 
-def _comparison_document(comparison: Comparison, limits: ExportLimits, title: str | None) -> str:
+def _comparison_document(comparison: Comparison, limits: ExportLimits, title: str | None, benchmark: Any) -> str:
     figures = _comparison_figures(comparison, limits)
-    explorer = comparison_explorer_data(comparison, limits)
+    explorer = comparison_explorer_data(comparison, limits, benchmark)
     facts = [
         ("systems", ", ".join(comparison.systems)),
         ("baseline", comparison.baseline),
@@ -395,6 +446,7 @@ def to_html(
     *,
     limits: ExportLimits | None = None,
     title: str | None = None,
+    benchmark: Any = None,
 ) -> str:
     """A standalone HTML document for a report or a comparison; written to ``path`` if given.
 
@@ -405,6 +457,9 @@ def to_html(
             folder is refused); None only returns the text.
         limits: how much to include (texts are truncated; the full data stays in the store).
         title: the document title.
+        benchmark: the benchmark the report was run on: each case's expected answers and
+            evidence, and its retrieved chunks judged from them (report.json keeps no gold
+            data; without it, chunks are judged from the evaluators' metadata).
 
     Returns:
         The HTML text.
@@ -413,13 +468,13 @@ def to_html(
     from heta_nb.comparison import Comparison
 
     if isinstance(obj, Comparison):
-        html = _comparison_document(obj, limits, title)
+        html = _comparison_document(obj, limits, title, benchmark)
     elif callable(getattr(obj, "standalone_document", None)):  # a view made above this module (a Leaderboard)
         html = obj.standalone_document(limits, title)
     else:
         from heta_nb.model.io import load_report
 
-        html = _report_document(load_report(obj), limits, title)
+        html = _report_document(load_report(obj), limits, title, benchmark)
     if path is not None:
         write_atomically(path, html.encode("utf-8"))
     return html

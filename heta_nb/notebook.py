@@ -252,7 +252,7 @@ def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) ->
         comparison,
     )
     builder.code("heta_nb.notebook.table_view(comparison.summary_frame())", table_view(comparison.summary_frame()))
-    numeric = list(comparison.metrics)
+    numeric = comparison.differing_metrics()  # the clearest difference first, n/a last
     if numeric:
         first = numeric[0]
         builder.markdown(f"### Per-case differences on {md_escape(first)}")

@@ -17,7 +17,7 @@ from heta_nb.cli.args import names_arg, seed_arg, text_arg
 from heta_nb.cli.command import Command
 from heta_nb.cli.exports import REPORT_HELP
 
-__all__ = ["register"]
+__all__ = ["register", "score_table"]
 
 
 def register(command: Command) -> None:
@@ -74,8 +74,26 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                 export(comparison, args.output)
         output.note(f"wrote {args.output}")
     else:
-        output.out(repr(comparison))
+        output.out(_coloured(repr(comparison), comparison))
     return 0
+
+
+_TONES = {"worse": "\033[31m", "better": "\033[32m", "mixed": "\033[33m"}
+
+
+def _coloured(text: str, comparison: Any) -> str:
+    """``text`` with the verdict lines (its first lines) in red, green or yellow, when stdout is
+    a terminal and ``NO_COLOR`` is not set."""
+    if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
+        return text
+    from heta_nb.comparison.headline import verdict_lines
+
+    tones = [line["tone"] for line in verdict_lines(comparison.summary_rows(), comparison.baseline)]
+    lines = text.split("\n")
+    for i, tone in enumerate(tones[: len(lines)]):
+        if tone in _TONES:
+            lines[i] = f"{_TONES[tone]}{lines[i]}\033[0m"
+    return "\n".join(lines)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -115,10 +133,15 @@ def _cmd_show(args: argparse.Namespace) -> int:
         frame = frame[frame.query_mode.isin(modes)]
     if metrics is not None:
         frame = frame[frame.metric.isin(metrics)]
-    columns = ["query_mode", "metric", "mean", "n", "errors", "skipped", "ci_low", "ci_high"]
     with _pandas_options():
-        table = frame[columns].to_string(index=False) if len(frame) else "(no scores)"
+        table = score_table(frame).to_string(index=False) if len(frame) else "(no scores)"
     lines = [*_header(report), "", table]
+    if len(frame):
+        lines += [
+            "",
+            "mean: of the scored values (skipped scores and errored results left out), as compare tests it; "
+            "heta: Heta's score_summary (skipped scores counted as 0); n/a: the mode cannot produce the metric",
+        ]
     notes = _grouped_notes(list(zip(frame.query_mode, frame.metric, frame.note)))
     if notes:
         lines += ["", "notes:", *(f"  - {note}" for note in notes)]
@@ -128,6 +151,37 @@ def _cmd_show(args: argparse.Namespace) -> int:
         lines += [f"  - {shorten(one_line(w), 200)}" for w in dict.fromkeys(map(str, warnings_seen))]
     output.out("\n".join(lines))
     return 0
+
+
+def score_table(frame: Any) -> Any:
+    """The terminal table of a summary frame: the mean shown first everywhere (of the scored
+    values, with its CI and n), skipped and errors, and Heta's number; "n/a" where the mode
+    cannot produce the metric."""
+    import math
+
+    import pandas as pd
+
+    def number(value: float) -> str:
+        return f"{value:.4f}" if math.isfinite(value) else "n/a"
+
+    na = frame["note"].str.startswith("n/a: ").to_numpy()
+    confidence = frame.attrs.get("confidence", 0.95)
+    cis = [
+        "" if bad or not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:.4f}, {hi:.4f}]"
+        for bad, lo, hi in zip(na, frame["ci_low_scored"], frame["ci_high_scored"])
+    ]
+    return pd.DataFrame(
+        {
+            "query_mode": frame["query_mode"].to_numpy(),
+            "metric": frame["metric"].to_numpy(),
+            "mean": ["n/a" if bad else number(v) for bad, v in zip(na, frame["mean_scored"])],
+            f"{confidence:.0%} CI": cis,
+            "n": ["" if bad else f"{v:,}" for bad, v in zip(na, frame["n_scored"])],
+            "skipped": frame["skipped"].to_numpy(),
+            "errors": frame["errors"].to_numpy(),
+            "heta": [number(v) for v in frame["heta_summary"]],
+        }
+    )
 
 
 def _header(report: Any) -> list[str]:

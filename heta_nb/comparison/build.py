@@ -17,7 +17,7 @@ from heta_nb.comparison.notes import (
     report_warnings,
     skipped_notes,
 )
-from heta_nb.comparison.result import Comparison
+from heta_nb.comparison.result import Comparison, untested
 from heta_nb.comparison.significance import run_paired_tests
 from heta_nb.comparison.systems import index_of, name_systems, resolve_systems, unique_labels
 from heta_nb.model.io import load_report
@@ -148,6 +148,8 @@ def compare(
         found[:0] = report_warnings(loaded, report_labels, aligned.overlap)
     found.extend(overlap_warnings(aligned.overlap))
 
+    own = _own_reasons(loaded, systems, aligned.metrics)
+    not_applicable = untested(own, [s.mode for s in systems], base, len(aligned.metrics))
     tests = run_paired_tests(
         aligned,
         base,
@@ -156,9 +158,16 @@ def compare(
         confidence=confidence,
         seed=seed,
         tie_tolerance=tie_tolerance,
-        correction=correction,
+        correction="none" if not_applicable else correction,
     )
-    notes.extend(interval_notes(tests, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
+    if not_applicable:
+        tests = _without(tests, not_applicable, correction)
+        notes.append(
+            "n/a (not tested, not in the Holm family): "
+            + "; ".join(f"{systems[k].name} {aligned.metrics[j]}: {why}" for (k, j), why in not_applicable.items())
+        )
+    tested = {key: t for key, t in tests.items() if key not in not_applicable}
+    notes.extend(interval_notes(tested, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
 
     for message in found:
         warnings.warn(message, HetaComparisonWarning, stacklevel=2)
@@ -170,6 +179,7 @@ def compare(
         warnings=found,
         notes=notes,
         reports=tuple(loaded),
+        not_applicable=own,
         arguments={
             "names": list(names) if names is not None else None,
             "metrics": [metrics] if isinstance(metrics, str) else (list(metrics) if metrics is not None else None),
@@ -188,6 +198,39 @@ def compare(
             "include_skipped": bool(include_skipped),
         },
     )
+
+
+def _own_reasons(reports: Sequence[Any], systems: Sequence[Any], metrics: Sequence[str]) -> dict[tuple[int, int], str]:
+    """``{(system, metric): reason}`` where the metric is n/a in the system's mode
+    (:attr:`~heta_nb.model.summary.MetricSummary.not_applicable`), the baseline included."""
+    reasons: dict[tuple[int, int], str] = {}
+    for k, system in enumerate(systems):
+        found = reports[system.report_index].columns.not_applicable()
+        for j, metric in enumerate(metrics):
+            why = found.get((system.mode, metric))
+            if why:
+                reasons[(k, j)] = why
+    return reasons
+
+
+def _without(
+    tests: dict[tuple[int, int], Any], left_out: dict[tuple[int, int], str], correction: str
+) -> dict[tuple[int, int], Any]:
+    """``tests`` with the n/a ones emptied (no p-value) and the rest Holm-adjusted as one family."""
+    from dataclasses import replace
+
+    from heta_nb.stats.paired import holm
+
+    nan = float("nan")
+    out = {
+        key: replace(t, p_value=nan, p_value_adjusted=nan, ci_low=nan, ci_high=nan) if key in left_out else t
+        for key, t in tests.items()
+    }
+    if correction == "holm":
+        keys = [key for key in out if key not in left_out]
+        adjusted = holm([out[key].p_value for key in keys])
+        out.update({key: replace(out[key], p_value_adjusted=p) for key, p in zip(keys, adjusted)})
+    return out
 
 
 def _check_names(kind: str, wanted: Sequence[str] | None, known: Sequence[str]) -> None:

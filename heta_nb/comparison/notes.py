@@ -173,7 +173,7 @@ def interval_notes(
     Returns:
         At most two notes.
     """
-    outside: list[str] = []  # the CI excludes 0, the verdict is "no detectable difference"
+    outside: list[str] = []  # the CI excludes 0, the verdict is "inconclusive"
     inside: list[str] = []  # the verdict is a difference, the CI includes 0
     for (s, j), t in tests.items():
         if t.n < 2 or not (math.isfinite(t.ci_low) and math.isfinite(t.ci_high)):
@@ -190,7 +190,9 @@ def interval_notes(
             else "the bootstrap CI and the permutation test are different procedures, which can disagree "
             "near the boundary"
         )
-        notes.append(f"the CI excludes 0 but the verdict is 'no detectable difference' for {_listed(outside)}: {why}")
+        notes.append(
+            f"the CI excludes 0 but the verdict is 'inconclusive' (not significant) for {_listed(outside)}: {why}"
+        )
     if inside:
         notes.append(
             f"the verdict is a difference but the CI includes 0 for {_listed(inside)}: the bootstrap CI and the "

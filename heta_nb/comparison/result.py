@@ -9,6 +9,7 @@ import numpy as np
 
 from heta_nb._util.frames import frame as frame_of
 from heta_nb.comparison.align import Aligned
+from heta_nb.comparison.headline import differing_metrics, verdict_lines
 from heta_nb.comparison.overlap import Overlap
 from heta_nb.comparison.significance import is_significant, verdict_text
 from heta_nb.comparison.systems import System, index_of
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.axes import Axes
 
-__all__ = ["SUMMARY_COLUMNS", "Comparison"]
+__all__ = ["SUMMARY_COLUMNS", "Comparison", "untested"]
 
 SUMMARY_COLUMNS = (
     "system",
@@ -73,6 +74,7 @@ class Comparison(RichDisplay):
         settings: dict[str, Any],
         reports: tuple[EvaluationReport, ...] = (),
         arguments: dict[str, Any] | None = None,
+        not_applicable: dict[tuple[int, int], str] | None = None,
     ) -> None:
         self.reports: tuple[EvaluationReport, ...] = reports
         """The compared reports (what exports save next to a notebook)."""
@@ -95,6 +97,10 @@ class Comparison(RichDisplay):
         self._base = baseline
         self._aligned = aligned
         self._tests = tests
+        own = dict(not_applicable or {})
+        self._na_own = own
+        """``{(system, metric): reason}``: the metric is n/a in that system's mode."""
+        self._not_applicable = untested(own, [s.mode for s in systems], baseline, len(self.metrics))
 
     # -- lookups -------------------------------------------------------------------------
     @property
@@ -124,8 +130,24 @@ class Comparison(RichDisplay):
         return is_significant(self.test(system, metric), self.alpha)
 
     def verdict(self, system: int | str, metric: str) -> str:
-        """Plain words: ``"better (p=0.003)"``, ``"no detectable difference (p=0.41)"``, ``"worse (...)"``."""
-        return verdict_text(self.test(system, metric), self.alpha)
+        """Plain words: ``"better (p=0.003)"``, ``"no detectable difference (p=0.41)"``, ``"worse (...)"``,
+        ``"inconclusive (...)"`` or ``"n/a: full_text_search returns no answers"`` (not tested)."""
+        why = self._not_applicable.get((self._system(system), self._metric(metric)))
+        return f"n/a: {why}" if why else verdict_text(self.test(system, metric), self.alpha)
+
+    def not_applicable(self, system: int | str, metric: str) -> str:
+        """Why ``metric`` is n/a in ``system``'s own mode (the baseline may be named), or ``""``."""
+        return self._na_own.get((index_of(system, self.systems, "system"), self._metric(metric)), "")
+
+    def headline(self) -> list[str]:
+        """The verdict first, one line per system: ``"large-chunks vs small-chunks: 0 better,
+        1 worse (answer_f1, -0.026 [-0.042, -0.010]), 4 no detectable difference"``."""
+        return [line["text"] for line in verdict_lines(self.summary_rows(), self.baseline)]
+
+    def differing_metrics(self, system: int | str | None = None) -> list[str]:
+        """The metrics ordered by how clearly ``system`` differs from the baseline
+        (significant first, n/a last): what the plots show."""
+        return differing_metrics(self.summary_rows(), self.systems[self._system(system)])
 
     def aligned_values(self, metric: str) -> dict[str, np.ndarray]:
         """Per system, the scores of ``metric`` on the aligned cases (same order for all)."""
@@ -149,15 +171,16 @@ class Comparison(RichDisplay):
                 continue
             for j, metric in enumerate(self.metrics):
                 t = self._tests[(k, j)]
+                why = self._not_applicable.get((k, j))
                 rows.append(
                     {
                         "system": name,
                         "metric": metric,
                         "baseline": self.baseline,
                         "n": t.n,
-                        "mean": t.mean_b,
-                        "baseline_mean": t.mean_a,
-                        "mean_diff": t.mean_diff,
+                        "mean": math.nan if why and (k, j) in self._na_own else t.mean_b,
+                        "baseline_mean": math.nan if why and (self._base, j) in self._na_own else t.mean_a,
+                        "mean_diff": math.nan if why else t.mean_diff,
                         "ci_low": t.ci_low,
                         "ci_high": t.ci_high,
                         "p_value": t.p_value,
@@ -165,8 +188,8 @@ class Comparison(RichDisplay):
                         "wins": t.wins,
                         "ties": t.ties,
                         "losses": t.losses,
-                        "significant": is_significant(t, self.alpha),
-                        "verdict": verdict_text(t, self.alpha),
+                        "significant": not why and is_significant(t, self.alpha),
+                        "verdict": f"n/a: {why}" if why else verdict_text(t, self.alpha),
                     }
                 )
         return rows
@@ -400,7 +423,7 @@ class Comparison(RichDisplay):
             )
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
         right = {2, 3, 4, 5, 7}
-        lines = [head]
+        lines = [*self.headline(), head]
         for r in table:
             cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
             lines.append("  ".join(cells).rstrip())
@@ -411,6 +434,22 @@ class Comparison(RichDisplay):
             lines.append("notes:")
             lines.extend(f"  - {note}" for note in self.notes)
         return "\n".join(lines)
+
+
+def untested(own: dict[tuple[int, int], str], modes: list[str], base: int, metrics: int) -> dict[tuple[int, int], str]:
+    """The tests left out as n/a, ``{(system, metric): reason}``, given where each metric is
+    n/a in a system's own mode (``own``): when it is n/a on both sides, or on one side of
+    two *different* modes (a mode that returns no answers by design). The same mode of two
+    recipes is still tested: a recipe whose mode stopped answering is a real regression."""
+    out: dict[tuple[int, int], str] = {}
+    for k, mode in enumerate(modes):
+        if k == base:
+            continue
+        for j in range(metrics):
+            mine, theirs = own.get((k, j), ""), own.get((base, j), "")
+            if (mine and theirs) or ((mine or theirs) and mode != modes[base]):
+                out[(k, j)] = mine or theirs
+    return out
 
 
 def _num(value: float, *, sign: bool = False) -> str:

@@ -90,7 +90,9 @@ def verdict_text(test: PairedTest, alpha: float) -> str:
         alpha: The significance level (the p-value is never shown rounded across it).
 
     Returns:
-        The verdict, or ``"no aligned cases"``.
+        The verdict, or ``"no aligned cases"``. A test that is not significant but whose CI
+        excludes 0 (the CI is not adjusted for the family) is ``"inconclusive"``, never
+        "no detectable difference".
     """
     if test.n == 0:
         return "no aligned cases"
@@ -98,4 +100,6 @@ def verdict_text(test: PairedTest, alpha: float) -> str:
     p = f"p{p}" if p.startswith("<") else f"p={p}"
     if is_significant(test, alpha):
         return f"{'better' if test.mean_diff > 0 else 'worse'} ({p})"
+    if test.n >= 2 and (test.ci_low > 0.0 or test.ci_high < 0.0):  # never "no difference" beside such a CI
+        return f"inconclusive ({p}; the unadjusted CI excludes 0)"
     return f"no detectable difference ({p})"

@@ -91,10 +91,11 @@ def _write_outputs(result: DemoResult, output_dir: Path) -> None:
     names = list(result.reports)
     # recipes compared in the mode that both retrieves and answers
     result.comparison = compare(*result.reports.values(), names=names, modes=["extractive_answer"])
-    to_html(result.comparison, output_dir / "comparison.html")
+    gold = load_benchmark()  # the exports show each case's expected answers and evidence
+    to_html(result.comparison, output_dir / "comparison.html", benchmark=gold)
     result.outputs["comparison"] = output_dir / "comparison.html"
     first = result.reports[names[0]]
-    to_html(first, output_dir / "report.html")
+    to_html(first, output_dir / "report.html", benchmark=gold)
     result.outputs["report"] = output_dir / "report.html"
     to_notebook(first, output_dir / "report.ipynb")
     result.outputs["notebook"] = output_dir / "report.ipynb"
@@ -115,20 +116,23 @@ def _print_summary(result: DemoResult, out: IO[str]) -> None:
                     "recipe": name,
                     "mode": item.mode,
                     "metric": item.metric,
-                    "mean": item.mean,
-                    "95% CI": f"[{item.ci_low:.3f}, {item.ci_high:.3f}]",
-                    "n": item.n,
+                    "mean": item.shown,  # of the scored values (n/a: NaN), as compare tests it
+                    "n": item.n_scored,
                 }
             )
     frame = pd.DataFrame(rows)
-    table = frame.pivot_table(index=["mode", "metric"], columns="recipe", values="mean", sort=False)
-    print("\n== mean scores (Heta's semantics; 95 % CIs in the reports)", file=out)
+    table = frame.pivot_table(index=["mode", "metric"], columns="recipe", values="mean", sort=False, dropna=False)
+    print(
+        "\n== mean scores (of the scored cases, skipped left out, as compared below; 95 % CIs in the reports)", file=out
+    )
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120):
-        print(table.to_string(), file=out)
+        print(table.to_string(na_rep="n/a"), file=out)
     if result.comparison is not None:
         baseline = result.comparison.baseline
         title = f"paired differences vs {baseline} (per case, 95 % bootstrap CI per test, Holm-adjusted p)"
         print(f"\n== {title}", file=out)
+        for line in result.comparison.headline():
+            print(f"  {line}", file=out)
         for row in result.comparison.summary_rows():
             print(
                 f"  {row['system']:>32} {row['metric']:>18}: {row['mean_diff']:+.3f} "

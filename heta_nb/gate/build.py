@@ -127,6 +127,9 @@ def check(
     notes: list[str] = []
     comparisons: dict[str, Comparison] = {}
     tests: dict[tuple[str, str], PairedTest] = {}
+    not_applicable: dict[tuple[str, str], tuple[str, str]] = {}
+    """(mode, metric) -> why it is n/a in the baseline, in the new report ("" where it is not):
+    the metrics n/a in the new report (in both: not tested; in the new one only: a regression)."""
     for mode in pairing.modes:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", HetaComparisonWarning)
@@ -156,10 +159,13 @@ def check(
         notes.extend(where + note for note in comparison.notes)
         for metric in comparison.metrics:
             tests[(mode, metric)] = comparison.test("new", metric)
+            sides = (comparison.not_applicable("baseline", metric), comparison.not_applicable("new", metric))
+            if all(sides) or (sides[1] and not sides[0]):  # n/a in both: not tested; lost: a regression
+                not_applicable[(mode, metric)] = sides
     if correction == "holm" and tests:
-        keys = list(tests)
+        keys = [key for key in tests if key not in not_applicable]  # n/a metrics are not tested
         adjusted = holm([tests[k].p_value for k in keys])
-        tests = {k: replace(tests[k], p_value_adjusted=p) for k, p in zip(keys, adjusted)}
+        tests.update({k: replace(tests[k], p_value_adjusted=p) for k, p in zip(keys, adjusted)})
 
     summaries = {(s.mode, s.metric): s for s in new_report.metric_summaries(confidence=confidence)}
     rows = [
@@ -167,7 +173,16 @@ def check(
         for mode in pairing.modes
         for metric in pairing.metrics[mode]
     ]
-    rows = [_judge(row, comparable=not reasons, broken=row.mode in pairing.broken, alpha=alpha) for row in rows]
+    rows = [
+        _judge(
+            row,
+            comparable=not reasons,
+            broken=row.mode in pairing.broken,
+            alpha=alpha,
+            not_applicable=not_applicable.get((row.mode, row.metric), ("", "")),
+        )
+        for row in rows
+    ]
     flips: list[CaseChange] = []
     error_changes: list[CaseChange] = []
     error_checks: list[ErrorCheck] = []
@@ -258,8 +273,27 @@ def _row(
     )
 
 
-def _judge(row: CheckRow, *, comparable: bool, broken: bool, alpha: float) -> CheckRow:
-    """The row with its verdict and reason."""
+def _judge(
+    row: CheckRow, *, comparable: bool, broken: bool, alpha: float, not_applicable: tuple[str, str] = ("", "")
+) -> CheckRow:
+    """The row with its verdict and reason (an n/a metric is not tested: "n/a", no p-value)."""
+    before, after = not_applicable
+    if after and not before:  # the new report stopped producing it: measured, and a regression
+        return replace(row, verdict="regression", reason=f"n/a in the new report ({after}); the baseline had it")
+    if after:
+        nan = math.nan
+        row = replace(
+            row,
+            baseline_mean=nan,
+            new_mean=nan,
+            diff=nan,
+            ci_low=nan,
+            ci_high=nan,
+            p_value=nan,
+            p_adjusted=nan,
+            significant=False,
+        )
+        return replace(row, verdict="no detectable change", reason=f"n/a: {after} (not tested)")
     p = p_shown(row.p_adjusted, alpha)
     p = f"p{p}" if p.startswith("<") else f"p={p}"
     drop = -row.diff

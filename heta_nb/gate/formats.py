@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from heta_nb._util.text import listing, one_line, plural, shorten
+from heta_nb._util.times import minute_utc
 from heta_nb._util.unicode import valid_text
 from heta_nb.gate import junit, markdown
 from heta_nb.gate.numbers import ARROWS, num, p_shown, signed
@@ -64,7 +65,7 @@ def _identity(side: Mapping[str, Any]) -> str:
     text = f"{side['report_id']} ({side['knowledge_base_name']}; {side['benchmark']}; {side['cases']} case results"
     if side.get("status") and side["status"] != "complete":
         text += f"; {side['status']}"
-    text += f"; started {side['started_at']})"
+    text += f"; started {minute_utc(side['started_at']) or side['started_at']})"
     return text + (f" from {side['source']}" if side.get("source") else "")
 
 

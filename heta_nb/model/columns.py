@@ -18,7 +18,24 @@ from heta_nb import stats
 from heta_nb.model.collect import BOOL, ERROR, FLOAT, INT, PASSED, PASSED_TRUE, SKIPPED, TEXT, MetricRows, RowCollector
 from heta_nb.model.summary import MetricSummary
 
-__all__ = ["MetricColumn", "ReportColumns"]
+__all__ = ["ANSWER_METRICS", "MetricColumn", "ReportColumns", "required_input"]
+
+ANSWER_METRICS = frozenset(("exact_match", "em", "f1", "contains", "rouge_l", "bleu"))
+"""Metric names (besides ``answer_*``) that score the response's answer."""
+
+_RETRIEVAL_PREFIXES = ("evidence_recall@", "recall@", "ndcg@", "mrr@", "map@", "precision@", "hit@", "hits@")
+
+
+def required_input(metric: str) -> str:
+    """What a metric scores: ``"answer"`` (``answer_*`` and :data:`ANSWER_METRICS`),
+    ``"results"`` (the built-in retrieval metrics, ``ndcg@5``...) or ``""`` (unknown: a
+    custom evaluator is never n/a)."""
+    name = metric.strip().lower()
+    if name.startswith("answer_") or name in ANSWER_METRICS:
+        return "answer"
+    if name.startswith(_RETRIEVAL_PREFIXES) or name.startswith(tuple("beir_" + p for p in _RETRIEVAL_PREFIXES)):
+        return "results"
+    return ""
 
 
 class MetricColumn:
@@ -178,10 +195,47 @@ class ReportColumns:
         """The rows of ``mode``, in report order."""
         return np.flatnonzero(self.mode == self.modes.index(mode)) if mode in self.modes else np.zeros(0, np.intp)
 
+    def not_applicable(self) -> dict[tuple[str, str], str]:
+        """``{(mode, metric): reason}`` for the metrics a mode cannot produce: an answer
+        metric (:func:`required_input` ``"answer"``) in a mode none of whose responses carries
+        an answer (Heta's ``full_text_search``), a retrieval metric (``"results"``) in a
+        mode that never returns a result; in both cases only when every score of it in the
+        mode is 0 (a score above 0 shows the evaluator did without the input). The one
+        place this is decided; every view reads it through
+        :attr:`MetricSummary.not_applicable`.
+        """
+        found: dict[tuple[str, str], str] = {}
+        needs = {name: need for name in self.metrics if (need := required_input(name))}
+        if not needs or not self.n:
+            return found
+        answers = self.rows_source.answers
+        for name, need in needs.items():
+            column = self._metrics[name]
+            numeric = column.numeric
+            rows = column.rows[numeric]
+            if not rows.size:
+                continue
+            entry_mode = self.mode[rows]
+            scored = np.bincount(entry_mode, minlength=len(self.modes))
+            # a score above 0 without the input shows the evaluator does not need it; only
+            # modes whose scores are all 0 are candidates (most reports have none: no text scan)
+            nonzero = np.bincount(entry_mode, weights=column.values[numeric] != 0.0, minlength=len(self.modes))
+            what = "answers" if need == "answer" else "retrieved results"
+            for m in np.flatnonzero((scored > 0) & (nonzero == 0)).tolist():
+                mine = rows[entry_mode == m]
+                if need == "answer":
+                    present = any(answers[row] for row in mine.tolist())  # None and "" are no answer
+                else:
+                    present = bool(np.any(self.n_results[mine] > 0))
+                if not present:
+                    found[(self.modes[m], name)] = f"{self.modes[m]} returns no {what}"
+        return found
+
     def metric_summaries(self, *, confidence: float = 0.95) -> list[MetricSummary]:
         """One :class:`~heta_nb.model.summary.MetricSummary` per mode × metric with scores,
         in mode then metric order; bit for bit what the per-score walk gives (Heta's sums)."""
         cases = np.bincount(self.mode, minlength=len(self.modes)) if self.n else np.zeros(len(self.modes), np.int64)
+        absent = self.not_applicable()
         errors = np.bincount(self.mode[~self.ok], minlength=len(self.modes)) if self.n else cases
         found: dict[tuple[int, int], MetricSummary] = {}
         for j, name in enumerate(self.metrics):
@@ -201,6 +255,7 @@ class ReportColumns:
                     int(errors[m]),
                     int(np.count_nonzero(here & (column.kinds == ERROR))),
                     confidence,
+                    absent.get((self.modes[m], name), ""),
                 )
         return [found[key] for key in sorted(found)]
 
@@ -215,6 +270,7 @@ def _summary(
     errors: int,
     failed: int,
     confidence: float,
+    not_applicable: str = "",
 ) -> MetricSummary:
     """The statistics of one mode × metric; each number as the per-score walk computes it."""
     nan = math.nan
@@ -225,6 +281,44 @@ def _summary(
     mean = total / n if n else nan
     skipped = int(np.count_nonzero(skips))
     mean_scored = stats.mean(values[~skips].tolist()) if skipped else mean
+    std, ci, minimum, maximum = _spread(values, nums, total, kind, confidence)
+    if skipped:
+        scored = values[~skips]
+        scored_nums = scored.tolist()
+        scored_ci = _spread(scored, scored_nums, sum(scored_nums), kind, confidence)[1] if scored.size else (nan, nan)
+    else:
+        scored_ci = ci
+    return MetricSummary(
+        mode=mode,
+        metric=metric,
+        kind=kind,
+        n=n,
+        cases=cases,
+        errors=errors,
+        skipped=skipped,
+        mean=mean,
+        mean_scored=mean_scored,
+        std=std,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        minimum=minimum,
+        maximum=maximum,
+        confidence=confidence,
+        values=tuple(nums),
+        evaluator_errors=failed,
+        scored_ci_low=scored_ci[0],
+        scored_ci_high=scored_ci[1],
+        not_applicable=not_applicable,
+    )
+
+
+def _spread(
+    values: np.ndarray, nums: list[float], total: float, kind: str, confidence: float
+) -> tuple[float, tuple[float, float], float, float]:
+    """``(std, (ci_low, ci_high), min, max)`` of ``values`` (``nums`` the same as a list,
+    ``total`` their Python sum); Wilson for bools and 0/1 numbers, else Student-t."""
+    nan = math.nan
+    n = len(nums)
     all_finite = math.isfinite(total)
     finite = values if all_finite else values[np.isfinite(values)]
     minimum = float(finite.min()) if finite.size else nan
@@ -252,25 +346,7 @@ def _summary(
         ci = stats.t_interval(nums, confidence, std=std, centre=centre)
         if bounded:
             ci = (max(0.0, ci[0]), min(1.0, ci[1]))
-    return MetricSummary(
-        mode=mode,
-        metric=metric,
-        kind=kind,
-        n=n,
-        cases=cases,
-        errors=errors,
-        skipped=skipped,
-        mean=mean,
-        mean_scored=mean_scored,
-        std=std,
-        ci_low=ci[0],
-        ci_high=ci[1],
-        minimum=minimum,
-        maximum=maximum,
-        confidence=confidence,
-        values=tuple(nums),
-        evaluator_errors=failed,
-    )
+    return std, ci, minimum, maximum
 
 
 _KINDS = {BOOL: "bool", FLOAT: "number", INT: "number", TEXT: "text", ERROR: "text"}

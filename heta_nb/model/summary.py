@@ -169,6 +169,41 @@ class MetricSummary:
     values: tuple[float, ...]
     evaluator_errors: int = 0
     """Scores of this metric whose evaluator raised (value ``"error"``): not in ``n``."""
+    scored_ci_low: float = math.nan
+    """The interval of ``mean_scored`` (skipped scores left out); NaN bounds: too few."""
+    scored_ci_high: float = math.nan
+    not_applicable: str = ""
+    """Why the mode cannot produce this metric (e.g. ``"full_text_search returns no
+    answers"``), or ``""``: then every view shows "n/a" instead of a number."""
+
+    @property
+    def applicable(self) -> bool:
+        """Whether the mode can produce this metric (see :attr:`not_applicable`)."""
+        return not self.not_applicable
+
+    @property
+    def n_scored(self) -> int:
+        """Numeric values that were scored (skipped ones left out): the n of :attr:`shown`."""
+        return self.n - self.skipped
+
+    @property
+    def shown(self) -> float:
+        """The number every view shows first: the mean of the scored values (skipped left
+        out, as comparisons and the gate test them); NaN when the metric is n/a or text.
+        Heta's number (skipped averaged in as 0) is :attr:`mean`."""
+        return self.mean_scored if self.applicable and self.kind != "text" else math.nan
+
+    @property
+    def shown_ci(self) -> tuple[float, float]:
+        """The interval of :attr:`shown` (NaN bounds when n/a)."""
+        if not self.applicable or self.kind == "text":
+            return (math.nan, math.nan)
+        return (self.scored_ci_low, self.scored_ci_high)
+
+    @property
+    def label(self) -> str:
+        """How :attr:`shown` is labelled: ``"mean of 89 scored"`` or ``"n/a"``."""
+        return f"mean of {self.n_scored:,} scored" if self.applicable else "n/a"
 
     @property
     def key(self) -> str:
@@ -182,12 +217,18 @@ class MetricSummary:
 
     @property
     def note(self) -> str:
-        """Plain words on where Heta's summary hides something, or ``""``."""
+        """Plain words on where Heta's summary hides something, or ``""`` (an n/a metric
+        says why first: ``"n/a: full_text_search returns no answers"``)."""
+        if self.not_applicable:
+            return f"n/a: {self.not_applicable}"
         parts = []
         if self.errors:
             parts.append(f"{plural(self.errors, 'errored case', grouping=False)} not counted")
         if self.skipped:
-            parts.append(f"{plural(self.skipped, 'skipped score', grouping=False)} averaged in as 0")
+            parts.append(
+                f"{plural(self.skipped, 'skipped score', grouping=False)} (no gold data) left out of the mean; "
+                "Heta's score_summary averages them in as 0"
+            )
         if self.evaluator_errors:
             parts.append(f"{plural(self.evaluator_errors, 'evaluator error', grouping=False)} not counted")
         other = self.missing - self.errors - self.evaluator_errors

@@ -69,33 +69,41 @@ def plot_metric_summary(
     unplotted = 0
     all_n: list[int] = []
     skipped = 0
+    not_applicable: list[tuple[float, str]] = []
     for index, mode in enumerate(chosen):
         means, lows, highs, ns = [], [], [], []
-        for metric in names:
+        positions = centres + (index - (len(chosen) - 1) / 2) * height
+        for position, metric in zip(positions, names):
             item = table.get((mode, metric))
             if item is None or item.kind == "text" or item.n == 0:
                 means.append(math.nan)
                 lows.append(math.nan)
                 highs.append(math.nan)
                 continue
-            ns.append(item.n)
+            if not item.applicable:  # the mode cannot produce it: "n/a", no bar
+                not_applicable.append((float(position), mode))
+                means.append(math.nan)
+                lows.append(math.nan)
+                highs.append(math.nan)
+                continue
+            ns.append(item.n_scored)
             skipped += item.skipped
-            if not math.isfinite(item.mean):  # NaN or infinite scores: no bar can show it
+            mean, (low, high) = item.shown, item.shown_ci  # the mean shown first everywhere
+            if not math.isfinite(mean):  # NaN or infinite scores: no bar can show it
                 unplotted += 1
                 means.append(math.nan)
                 lows.append(math.nan)
                 highs.append(math.nan)
                 continue
-            means.append(item.mean)
-            lows.append(item.mean - item.ci_low if math.isfinite(item.ci_low) else math.nan)
-            highs.append(item.ci_high - item.mean if math.isfinite(item.ci_high) else math.nan)
+            means.append(mean)
+            lows.append(mean - low if math.isfinite(low) else math.nan)
+            highs.append(high - mean if math.isfinite(high) else math.nan)
             bounded = bounded and 0.0 <= item.minimum and item.maximum <= 1.0
-            top = max(top, item.ci_high if math.isfinite(item.ci_high) else item.mean)
-            bottom = min(bottom, item.ci_low if math.isfinite(item.ci_low) else item.mean)
+            top = max(top, high if math.isfinite(high) else mean)
+            bottom = min(bottom, low if math.isfinite(low) else mean)
         all_n.extend(ns)
         errors = counts[mode].errors
         label = legend_entry(mode, [_n_range(ns), *([f"{count_noun(errors, 'error')} left out"] if errors else [])])
-        positions = centres + (index - (len(chosen) - 1) / 2) * height
         ax.barh(
             positions,
             means,
@@ -110,6 +118,8 @@ def plot_metric_summary(
             if math.isfinite(mean):
                 end = mean + (high if math.isfinite(high) else 0.0)
                 ax.text(end + 0.01 * top, y, f"{mean:.2f}", va="center", ha="left", fontsize="x-small", color=ink())
+    for y, _mode in not_applicable:
+        ax.text(0.01 * top, y, "n/a", va="center", ha="left", fontsize="x-small", color=ink())
     ax.set_yticks(centres, list(names), parse_math=False)
     ax.set_ylim(len(names) - 0.5, -0.5)
     if bounded:
@@ -119,13 +129,15 @@ def plot_metric_summary(
         right = top + margin if math.isfinite(top + margin) else top
         left = bottom - margin if bottom < 0.0 and math.isfinite(bottom - margin) else bottom
         ax.set_xlim(left, right if right > left else left + 1.0)
-    ax.set_xlabel(f"mean score (Heta's: skipped scores count as 0); error bars: {confidence:.0%} CI")
+    ax.set_xlabel(f"mean of the scored values (skipped scores left out); error bars: {confidence:.0%} CI")
     errors_total = sum(counts[m].errors for m in chosen)
     notes = [f"{_n_range(all_n)} scores per mode and metric"]
     if errors_total:
         notes.append(f"{count_noun(errors_total, 'errored case')} left out")
     if skipped:
-        notes.append(f"{skipped} skipped scores averaged in as 0")
+        notes.append(f"{skipped} skipped scores left out")
+    if not_applicable:
+        notes.append(f"n/a: {count_noun(len(not_applicable), 'metric')} a mode cannot produce")
     if unplotted:
         notes.append(f"{count_noun(unplotted, 'mean')} not finite (NaN or infinite scores), not drawn")
     set_title(ax, "Mean per metric and mode", "; ".join(notes))
@@ -138,6 +150,7 @@ def plot_metric_summary(
         modes=list(chosen),
         confidence=confidence,
         errors={m: counts[m].errors for m in chosen},
+        not_applicable=[(mode, metric) for (mode, metric), item in table.items() if not item.applicable],
     )
     return ax
 

@@ -262,33 +262,45 @@ def summary_chart(summaries: Sequence[Any], modes: Sequence[str], colors: dict[s
     bar, group = 12.0, len(modes) * 14.0 + 10.0
     top = 52.0
     bottom = top + max(1, len(metrics)) * group
-    drawn = [s for s in table.values() if math.isfinite(s.mean)]
-    low, high = _range([s.ci_low for s in drawn] + [s.mean for s in drawn], [s.ci_high for s in drawn])
+    # the mean shown first everywhere: of the scored values (skipped left out); n/a: no bar
+    drawn = [s for s in table.values() if math.isfinite(s.shown)]
+    low, high = _range([s.shown_ci[0] for s in drawn] + [s.shown for s in drawn], [s.shown_ci[1] for s in drawn])
     errors = {s.mode: s.errors for s in summaries}
-    skipped = sum(s.skipped for s in table.values())
+    skipped = sum(s.skipped for s in table.values() if s.applicable)
     notes = [f"{plural(sum(errors.values()), 'errored case', grouping=False)} left out"] if any(errors.values()) else []
     if skipped:
-        notes.append(f"{skipped} skipped scores averaged in as 0")
+        notes.append(f"{skipped} skipped scores left out")
     description = "; ".join(
-        f"{s.metric} in {s.mode}: mean {format_number(s.mean)} [{format_number(s.ci_low)}, {format_number(s.ci_high)}]"
+        f"{s.metric} in {s.mode}: "
+        + (
+            f"mean {format_number(s.shown)} [{format_number(s.shown_ci[0])}, {format_number(s.shown_ci[1])}]"
+            if s.applicable
+            else "n/a"
+        )
         for s in table.values()
     )
-    chart = _Chart(bottom + 70, "Mean per metric and mode", "; ".join(notes) or "Heta's means", description)
-    scale = chart.axis(low, high, top - 6, bottom, f"mean score (Heta's); error bars: {confidence:.0%} CI")
+    chart = _Chart(
+        bottom + 70, "Mean per metric and mode", "; ".join(notes) or "means of the scored values", description
+    )
+    scale = chart.axis(low, high, top - 6, bottom, f"mean of the scored values; error bars: {confidence:.0%} CI")
     for i, metric in enumerate(metrics):
         y0 = top + i * group
         chart.text(_LEFT - 8, y0 + group / 2, _label(metric, 26), anchor="end")
         for k, mode in enumerate(modes):
             s = table.get((mode, metric))
-            if s is None or not math.isfinite(s.mean):
-                continue
             y = y0 + k * 14.0
+            if s is not None and not s.applicable:
+                chart.text(scale(max(low, 0.0)) + 4, y + bar - 2, "n/a", size=10)
+                continue
+            if s is None or not math.isfinite(s.shown):
+                continue
+            mean, (ci_low, ci_high) = s.shown, s.shown_ci
             start = scale(max(low, 0.0)) if low < 0.0 < high else scale(low)
-            chart.rect(min(start, scale(s.mean)), y, abs(scale(s.mean) - start), bar, colors[mode])
-            if math.isfinite(s.ci_low) and math.isfinite(s.ci_high):
-                chart.line(scale(s.ci_low), y + bar / 2, scale(s.ci_high), y + bar / 2, _INK)
-            end = scale(s.ci_high) if math.isfinite(s.ci_high) else scale(s.mean)
-            chart.text(min(end + 4, _WIDTH - _RIGHT + 4), y + bar - 2, format_number(s.mean, 2), size=10)
+            chart.rect(min(start, scale(mean)), y, abs(scale(mean) - start), bar, colors[mode])
+            if math.isfinite(ci_low) and math.isfinite(ci_high):
+                chart.line(scale(ci_low), y + bar / 2, scale(ci_high), y + bar / 2, _INK)
+            end = scale(ci_high) if math.isfinite(ci_high) else scale(mean)
+            chart.text(min(end + 4, _WIDTH - _RIGHT + 4), y + bar - 2, format_number(mean, 2), size=10)
     legend = [(colors[m], _label(f"{m} ({plural(errors.get(m, 0), 'error')} left out)", 60)) for m in modes]
     chart.legend(bottom + 48, legend)
     return chart.svg()

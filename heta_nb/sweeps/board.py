@@ -210,10 +210,10 @@ def build_board(
                     e.recipe, mode, e.benchmark, metric, report_id=e.report.report_id,
                     is_baseline=e.recipe == baselines[e.benchmark],
                 )  # fmt: skip
-                if s is not None:
-                    cell = replace(
-                        cell, n=s.n, mean=s.mean, ci_low=s.ci_low, ci_high=s.ci_high, cases=s.cases, errors=s.errors
-                    )
+                if s is not None:  # the mean shown first everywhere (skipped left out), as compared
+                    low, high = (s.ci_low, s.ci_high) if include_skipped else (s.scored_ci_low, s.scored_ci_high)
+                    mean, n = (s.mean, s.n) if include_skipped else (s.mean_scored, s.n_scored)
+                    cell = replace(cell, n=n, mean=mean, ci_low=low, ci_high=high, cases=s.cases, errors=s.errors)
                 cells[(e.benchmark, e.recipe, mode, metric)] = cell
         info = e.report.metadata.get("heta_nb")
         status = info.get("status") if isinstance(info, Mapping) else None

@@ -175,6 +175,9 @@ SUMMARY_COLUMNS = (
     "evaluator_errors",
     "skipped",
     "mean_scored",
+    "n_scored",
+    "ci_low_scored",
+    "ci_high_scored",
     "std",
     "ci_low",
     "ci_high",
@@ -197,6 +200,12 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
     else Student-t)
     and a plain-words ``note`` wherever Heta's number would mislead.
 
+    ``mean_scored`` is the number every view shows first ("mean of ``n_scored`` scored",
+    interval ``ci_low_scored``/``ci_high_scored``). A metric the mode cannot produce (an
+    answer metric in a mode that returns no answers) is n/a: its means, spread and
+    intervals are NaN, ``note`` says why (``"n/a: full_text_search returns no answers"``)
+    and ``heta_summary`` keeps Heta's stored number.
+
     Args:
         report: the evaluation report.
         confidence: level of the intervals (also in ``frame.attrs["confidence"]``).
@@ -208,22 +217,27 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
 
     stored = report.score_summary
     rows = []
+    nan = math.nan
     for item in report.metric_summaries(confidence=confidence):
+        ok = item.applicable
         rows.append(
             {
                 "query_mode": item.mode,
                 "metric": item.metric,
                 "kind": item.kind,
-                "mean": item.mean,
+                "mean": item.mean if ok else nan,
                 "n": item.n,
                 "cases": item.cases,
                 "errors": item.errors,
                 "evaluator_errors": item.evaluator_errors,
                 "skipped": item.skipped,
-                "mean_scored": item.mean_scored,
-                "std": item.std,
-                "ci_low": item.ci_low,
-                "ci_high": item.ci_high,
+                "mean_scored": item.shown if ok else nan,
+                "n_scored": item.n_scored,
+                "ci_low_scored": item.shown_ci[0],
+                "ci_high_scored": item.shown_ci[1],
+                "std": item.std if ok else nan,
+                "ci_low": item.ci_low if ok else nan,
+                "ci_high": item.ci_high if ok else nan,
                 "min": item.minimum,
                 "max": item.maximum,
                 "heta_summary": stored.get(item.key, math.nan),
@@ -231,9 +245,20 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
             }
         )
     frame = frame_of(rows, columns=list(SUMMARY_COLUMNS))
-    for name in ("n", "cases", "errors", "evaluator_errors", "skipped"):
+    for name in ("n", "cases", "errors", "evaluator_errors", "skipped", "n_scored"):
         frame[name] = frame[name].astype("int64")
-    for name in ("mean", "mean_scored", "std", "ci_low", "ci_high", "min", "max", "heta_summary"):
+    for name in (
+        "mean",
+        "mean_scored",
+        "ci_low_scored",
+        "ci_high_scored",
+        "std",
+        "ci_low",
+        "ci_high",
+        "min",
+        "max",
+        "heta_summary",
+    ):
         frame[name] = frame[name].astype("float64")
     text = _text_dtype(pd)
     for name in ("query_mode", "metric", "kind", "note"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import matplotlib
@@ -99,11 +100,17 @@ def test_metric_summary_bars_match_metric_summaries(normal: heta_nb.EvaluationRe
         segments = container.errorbar.lines[2][0].get_segments()
         for metric, bar, segment in zip(metrics, container.patches, segments):
             item = table[(mode, metric)]
-            assert bar.get_width() == pytest.approx(item.mean)
-            assert item.mean == normal.score_summary[f"{mode}.{metric}"]
-            assert segment[:, 0] == pytest.approx([item.ci_low, item.ci_high])
-    assert "95% CI" in ax.get_xlabel() and "n=10 scores per mode and metric" in ax.get_title()
-    assert "skipped scores averaged in as 0" in ax.get_title()
+            if not item.applicable:  # an answer metric of a mode without answers: no bar, "n/a"
+                assert math.isnan(bar.get_width())
+                continue
+            # the mean shown first everywhere: of the scored values (Heta's counts skipped as 0)
+            assert bar.get_width() == pytest.approx(item.mean_scored)
+            assert segment[:, 0] == pytest.approx([item.scored_ci_low, item.scored_ci_high])
+    not_applicable = ax.heta_nb_info["not_applicable"]
+    assert ("full_text_search", "answer_contains") in not_applicable
+    assert [t.get_text() for t in ax.texts].count("n/a") == len(not_applicable)
+    assert "95% CI" in ax.get_xlabel() and "scored values" in ax.get_xlabel()
+    assert "scores per mode and metric" in ax.get_title() and "skipped scores left out" in ax.get_title()
 
 
 def test_metric_summary_subset(errors: heta_nb.EvaluationReport) -> None:

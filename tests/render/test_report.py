@@ -186,9 +186,11 @@ def test_build_report_context_is_plain_data_with_expected_values() -> None:
     summary = context["summary"]
     assert [r["mode"] for r in summary["rows"]] == ["full_text_search", "vector_search", "no_such_mode"]
     first = summary["rows"][0]
-    assert (first["cases"], first["errors"], first["skipped"]) == ("10", "1 error", "13")
+    assert (first["cases"], first["errors"], first["skipped"]) == ("10", "1 error", "3")  # cases, not scores
     recall = first["cells"][0]
-    assert recall["mean"] == "0.778" and recall["n"] == "9" and recall["ci"].startswith("[")
+    # the mean of the 8 scored values (7/8; Heta's 7/9 counts the skipped one as 0, in the tooltip)
+    assert recall["mean"] == "0.875" and recall["n"] == "8" and recall["ci"].startswith("[")
+    assert "Heta's score_summary: 0.7778" in recall["title"]
     assert recall["note"]  # "1 errored case not counted; ..." as a footnote
     assert all(cell is None for cell in summary["rows"][1]["cells"])  # vector_search: every result errored
     footnotes = {f["marker"]: f["text"]["text"] for f in summary["footnotes"]}
@@ -225,13 +227,16 @@ def test_summary_marks_the_best_mean_per_metric_with_a_text_marker() -> None:
     context = build_report_context(report)
     summary = context["summary"]
     names = [m["name"]["text"] for m in summary["metrics"]]
-    column = names.index("answer_contains")
+    column = names.index("beir_precision@3")
     best = {row["mode"]: row["cells"][column]["best"] for row in summary["rows"]}
-    assert best == {"full_text_search": False, "extractive_answer": True, "sql_text_search": False}
+    assert best == {"full_text_search": True, "extractive_answer": True, "sql_text_search": False}  # a tie
+    # answer_contains: only extractive_answer returns answers (the other two are n/a), so no best
+    column = names.index("answer_contains")
+    assert [row["cells"][column]["best"] for row in summary["rows"]] == [False, False, False]
     page = Page(render_report_html(report))
     cells = [a for a in page.with_class("heta-best")]
     assert cells and all(a.get("title") for a in cells)
-    assert "0.700 ★" in page.text
+    assert "0.417 ★" in page.text
     assert "best mean per metric" in page.text
     # the distribution sparkline of each numeric cell is an accessible image
     svgs = [a for tag, a in page.elements if tag == "svg"]
@@ -423,6 +428,13 @@ def test_report_plain_text_is_concise() -> None:
     lines = text.splitlines()
     assert lines[0] == "EvaluationReport fixture-errors: lighthouse_mini 1/test (multihop_qa)"
     assert "10 cases · 30 results · 21 errors" in lines[1]
+    # the headline: one line per mode, its best metrics with CIs, n/a metrics and errors
+    assert lines[2] == (
+        "full_text_search: evidence_recall@3 0.875 [0.529, 0.978], beir_ndcg@3 1.000 [0.646, 1.000], "
+        "beir_map@3 1.000 [0.646, 1.000], +4 more · n/a: answer_contains, answer_exact_match · 1 error (10.0%)"
+    )
+    assert lines[3] == "vector_search: no scores · 10 errors (100.0%)"
+    del lines[2:5]
     assert any(line.startswith("vector_search") and " 10 " in line for line in lines)
     assert lines[2].split() == [
         "mode",
@@ -433,9 +445,10 @@ def test_report_plain_text_is_concise() -> None:
         "answer_exact_match",
         "beir_ndcg@3",
     ]
-    assert lines[3].split() == ["full_text_search", "10", "1", "0.778", "0.000", "0.000", "0.778"]
-    assert lines[-1] == "(+5 metrics)"
-    assert len(lines) <= 12 and all(len(line) <= 160 for line in lines)
+    # means of the scored values (Heta's 0.778 counts the skipped case as 0); n/a, not 0.000
+    assert lines[3].split() == ["full_text_search", "10", "1", "0.875", "n/a", "n/a", "1.000"]
+    assert lines[-1] == "(+5 metrics; means of the scored values, skipped scores left out)"
+    assert len(lines) <= 12 and all(len(line) <= 200 for line in text.splitlines())
 
 
 def test_histogram_bins_and_labels() -> None:

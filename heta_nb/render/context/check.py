@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.text import one_line, shorten
+from heta_nb._util.times import minute_utc
 from heta_nb.stats.format import p_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,7 +65,7 @@ def _side(side: dict[str, Any]) -> dict[str, Any]:
         "knowledge_base_name": shorten(side["knowledge_base_name"], NAME_CHARS),
         "benchmark": shorten(side["benchmark"], NAME_CHARS),
         "cases": side["cases"],
-        "started_at": shorten(side["started_at"], 40),
+        "started_at": minute_utc(side["started_at"]) or shorten(side["started_at"], 40),
         "source": shorten(side["source"], 200) if side.get("source") else "",
     }
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.text import shorten
+from heta_nb.comparison.headline import verdict_lines
 from heta_nb.stats.format import p_digits
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,7 +50,13 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
         finite = all(isinstance(v, float) and math.isfinite(v) for v in (lo, hi, diff))
         verdict = row["verdict"]
         direction = (
-            "heta-better" if verdict.startswith("better") else "heta-worse" if verdict.startswith("worse") else ""
+            "heta-better"
+            if verdict.startswith("better")
+            else "heta-worse"
+            if verdict.startswith("worse")
+            else "heta-muted"
+            if verdict.startswith("n/a")
+            else ""
         )
         table.append(
             {
@@ -82,7 +89,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
         for name in comparison.systems:
             if name == comparison.baseline:
                 continue
-            for metric in list(comparison.metrics)[:2]:
+            for metric in comparison.differing_metrics(name)[:2]:  # the metrics that differ most
                 sides = []
                 for title, frame in (
                     ("most improved", comparison.most_improved(metric, n=extremes, system=name)),
@@ -111,6 +118,9 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
     aligned = overlap.get("common", 0)
     return {
         "id": _element_id(data["systems"]),
+        "headline": [
+            {**line, "text": shorten(line["text"], NOTE_CHARS)} for line in verdict_lines(rows, data["baseline"])
+        ],
         "systems": systems,
         "baseline": shorten(data["baseline"], NAME_CHARS),
         "benchmarks": benchmarks,

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from heta_nb._util.text import clip, clip_label, shorten
+from heta_nb._util.times import minute_utc
 from heta_nb.render.env import format_number
 from heta_nb.render.limits import RenderLimits
 
@@ -23,6 +24,7 @@ __all__ = [
     "describe",
     "format_duration",
     "format_ms",
+    "format_time",
     "mapping_entries",
     "percent",
     "safe_url",
@@ -53,6 +55,16 @@ def format_ms(value: Any) -> str:
     if abs(value) < 100:
         return f"{value:.1f}"
     return f"{value:,.0f}"
+
+
+def format_time(value: Any) -> dict[str, str]:
+    """An ISO-8601 time as ``{"text": "2026-12-02 15:54 UTC", "iso": <the value>}``: to the
+    minute, in UTC when it has an offset (the ISO value for a hover); text that does not
+    parse is shown as it is (shortened), an absent time as ``"—"``."""
+    if not isinstance(value, str) or not value.strip():
+        return {"text": "—", "iso": ""}
+    iso = shorten(value, 60)
+    return {"text": minute_utc(value) or iso, "iso": iso}
 
 
 def format_duration(seconds: Any) -> str:

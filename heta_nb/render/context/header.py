@@ -12,6 +12,7 @@ from heta_nb.render.context.formatting import (
     as_mapping,
     describe,
     format_duration,
+    format_time,
     mapping_entries,
     percent,
     safe_url,
@@ -91,10 +92,9 @@ def header_context(
     raw_steps = as_mapping(data.get("recipe_manifest")).get("steps")
     recipe_steps = [step for step in raw_steps if isinstance(step, Mapping)] if isinstance(raw_steps, list) else []
     for position, step in enumerate(recipe_steps[: limits.max_list_items]):
-        index = step.get("index")
         steps.append(
             {
-                "index": str(index) if isinstance(index, int) else str(position),
+                "index": str(position + 1),  # numbered from 1 (Heta's own index is 0-based)
                 "name": clip_label(step.get("name"), name_chars),
                 "type": clip_label(step.get("type"), name_chars),
             }
@@ -149,8 +149,8 @@ def header_context(
         "steps_more": max(0, len(recipe_steps) - len(steps)),
         "modes": [clip_label(mode, name_chars) for mode in modes[: limits.max_list_items]],
         "modes_more": max(0, len(modes) - limits.max_list_items),
-        "started_at": shorten(data.get("started_at"), 40),
-        "finished_at": shorten(data.get("finished_at"), 40),
+        "started_at": format_time(data.get("started_at")),
+        "finished_at": format_time(data.get("finished_at")),
         "duration": format_duration(report.duration_s),
         "cases": format_count(counts["cases"]),
         "results": format_count(results_total),

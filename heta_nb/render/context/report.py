@@ -19,7 +19,7 @@ from heta_nb.render.context.formatting import (
 )
 from heta_nb.render.context.header import header_context
 from heta_nb.render.context.scan import scan_report, worst_rows
-from heta_nb.render.context.summary import summary_context
+from heta_nb.render.context.summary import headline_text, summary_context
 from heta_nb.render.env import format_count
 from heta_nb.render.limits import DEFAULT_LIMITS, RenderLimits
 
@@ -34,8 +34,16 @@ def _errors_note(errors: int, groups: int, shown: int) -> str:
     return note + (f", showing the {shown:,} largest" if groups > shown else "")
 
 
-def _row(result: Mapping[str, Any], metrics: Sequence[str], limits: RenderLimits, anchor: str | None) -> dict[str, Any]:
-    """One row of a mode's case table: id, query, status, latency and a cell per metric."""
+def _row(
+    result: Mapping[str, Any],
+    metrics: Sequence[str],
+    limits: RenderLimits,
+    anchor: str | None,
+    not_applicable: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """One row of a mode's case table: id, query, status, latency and a cell per metric
+    ("n/a" for a metric the mode cannot produce, with the stored value on hover)."""
+    absent = not_applicable or {}
     scores: dict[str, Mapping[str, Any]] = {}
     for score in result["scores"]:
         scores.setdefault(score["name"], score)
@@ -46,8 +54,22 @@ def _row(result: Mapping[str, Any], metrics: Sequence[str], limits: RenderLimits
         "ok": error is None,
         "status": "✓ ok" if error is None else "✗ " + shorten(error["error_type"], 40),
         "latency": format_ms(result["latency_ms"]),
-        "cells": [score_cell(scores.get(metric), limits) for metric in metrics],
+        "cells": [
+            _not_applicable_cell(score_cell(scores.get(metric), limits), absent[metric])
+            if metric in absent and error is None
+            else score_cell(scores.get(metric), limits)
+            for metric in metrics
+        ],
         "anchor": anchor,
+    }
+
+
+def _not_applicable_cell(cell: dict[str, str], reason: str) -> dict[str, str]:
+    """A case-table cell of an n/a metric: "n/a", the reason and what Heta stored on hover."""
+    return {
+        "text": "n/a",
+        "cls": "heta-na",
+        "title": shorten(f"n/a: {reason}; stored value: {cell['title'] or cell['text']}", 200),
     }
 
 
@@ -113,10 +135,12 @@ def build_report_context(
 
     tables: list[dict[str, Any]] = []
     present = {(s.mode, s.metric) for s in summaries}
+    not_applicable = {(s.mode, s.metric): s.not_applicable for s in summaries if not s.applicable}
     for position, mode in enumerate(modes):
         mode_metrics = [m for m in metrics if (mode, m) in present]
         total = scan.cases.get(mode, 0)
-        rows = [_row(case_json(i), mode_metrics, limits, anchors.get((mode, i))) for i in chosen[mode]]
+        absent = {metric: why for (m, metric), why in not_applicable.items() if m == mode}
+        rows = [_row(case_json(i), mode_metrics, limits, anchors.get((mode, i)), absent) for i in chosen[mode]]
         metric = sort_metric[mode]
         shown = len(rows)
         note = (f"showing {shown:,} of {total:,} cases" if shown < total else f"all {total:,} cases") + (
@@ -242,6 +266,7 @@ def report_text(context: Mapping[str, Any]) -> str:
     if banner:
         lines.append(f"status: {banner['status']} ({banner['progress']})")
     summary = context["summary"]
+    lines.extend(headline_text(line) for line in summary["headline"][:8])  # the headline first
     metrics = [shorten(m["name"]["text"] + ("…" if m["name"]["more"] else ""), 22) for m in summary["metrics"][:4]]
     if summary["rows"]:
         width = min(24, max(4, *(len(shorten(r["mode"], 24)) for r in summary["rows"])))
@@ -253,7 +278,13 @@ def report_text(context: Mapping[str, Any]) -> str:
             cells = []
             for name, cell in zip(metrics, row["cells"][:4]):
                 value = (
-                    "—" if cell is None else "text" if cell["text"] else cell["mean"] + ("*" if cell["best"] else "")
+                    "—"
+                    if cell is None
+                    else "text"
+                    if cell["text"]
+                    else "n/a"
+                    if cell["na"]
+                    else cell["mean"] + ("*" if cell["best"] else "")
                 )
                 cells.append(f"  {value:>{max(len(name), 6)}}")
             lines.append(
@@ -267,6 +298,7 @@ def report_text(context: Mapping[str, Any]) -> str:
             extra.append(f"+{hidden} metrics")
         if summary["has_best"]:
             extra.append("* best mean")
+        extra.append("means of the scored values, skipped scores left out")
         if extra:
             lines.append("(" + "; ".join(extra) + ")")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from heta_nb.render.env import format_count, format_number
 from heta_nb.render.limits import RenderLimits
 from heta_nb.render.svg import histogram
 
-__all__ = ["summary_context"]
+__all__ = ["headline", "headline_text", "skipped_cases", "summary_context"]
 
 _NONE = np.zeros(0)
 
@@ -36,6 +36,76 @@ def _quantile(sorted_values: np.ndarray, q: float) -> float:
     if math.isfinite(step):
         return below + step * fraction
     return below * (1 - fraction) + above * fraction  # 1e308 and -1e308: their gap is not a float
+
+
+def skipped_cases(report: EvaluationReport, mode: str) -> int:
+    """Case results of ``mode`` with at least one skipped score (no gold data): the count a
+    mode's row shows (cases, not scores, so it matches the footnotes' per-metric counts)."""
+    columns = report.columns
+    rows = columns.mode_rows(mode)
+    if not rows.size:
+        return 0
+    hit = np.zeros(columns.n, dtype=bool)
+    for name in columns.metrics:
+        column = columns.metric(name)
+        hit[column.rows[column.skipped]] = True
+    return int(np.count_nonzero(hit[rows]))
+
+
+def headline(
+    by_key: dict[tuple[str, str], Any],
+    modes: Sequence[str],
+    metrics: Sequence[str],
+    scan: ReportScan,
+    best: dict[str, float],
+    *,
+    shown: int = 3,
+) -> list[dict[str, Any]]:
+    """One line per mode, shown first: its best ``shown`` metrics (where it leads the modes
+    first, then in evaluator order) with their CIs, the metrics it cannot produce (n/a) and
+    its errors."""
+    lines = []
+    for mode in modes:
+        found = [by_key[(mode, m)] for m in metrics if (mode, m) in by_key]
+        numbers = [s for s in found if math.isfinite(s.shown)]
+        numbers.sort(key=lambda s: 0 if s.metric in best and s.shown == best[s.metric] else 1)
+        parts = []
+        for s in numbers[:shown]:
+            low, high = s.shown_ci
+            ci = f" [{format_number(low)}, {format_number(high)}]" if math.isfinite(low) and math.isfinite(high) else ""
+            parts.append(
+                {
+                    "metric": shorten(s.metric, 40),
+                    "mean": format_number(s.shown),
+                    "ci": ci,
+                    "best": s.metric in best and s.shown == best[s.metric],
+                }
+            )
+        errors = scan.errors.get(mode, 0)
+        cases = scan.cases.get(mode, 0)
+        lines.append(
+            {
+                "mode": shorten(mode, 40),
+                "parts": parts,
+                "more": max(0, len(numbers) - shown),
+                "na": [shorten(s.metric, 40) for s in found if not s.applicable],
+                "errors": plural(errors, "error") + (f" ({percent(errors, cases)})" if errors else ""),
+                "has_errors": errors > 0,
+                "all_errored": cases > 0 and errors == cases,
+            }
+        )
+    return lines
+
+
+def headline_text(line: dict[str, Any]) -> str:
+    """A headline line as plain text: ``extractive_answer: ndcg@5 0.668 [0.601, 0.735] ★, … · 0 errors``."""
+    parts = [f"{p['metric']} {p['mean']}{p['ci']}{' *' if p['best'] else ''}" for p in line["parts"]]
+    if line["more"]:
+        parts.append(f"+{line['more']} more")
+    text = f"{line['mode']}: " + (", ".join(parts) if parts else "no scores")
+    if line["na"]:
+        text += f" · n/a: {', '.join(line['na'])}"
+    return text + f" · {line['errors']}"
 
 
 def summary_context(
@@ -62,11 +132,7 @@ def summary_context(
     stored = report.score_summary
     best: dict[str, float] = {}
     for metric in metrics:
-        means = [
-            s.mean
-            for mode in modes
-            if (s := by_key.get((mode, metric))) is not None and s.kind != "text" and math.isfinite(s.mean)
-        ]
+        means = [s.shown for mode in modes if (s := by_key.get((mode, metric))) is not None and math.isfinite(s.shown)]
         if len(means) >= 2 and max(means) > min(means):
             best[metric] = max(means)
     footnotes: dict[str, str] = {}
@@ -84,13 +150,11 @@ def summary_context(
         errors = scan.errors.get(mode, 0)
         latencies = scan.latencies.get(mode, _NONE)
         cells: list[dict[str, Any] | None] = []
-        skipped = 0
         for metric in metrics:
             s = by_key.get((mode, metric))
             if s is None:
                 cells.append(None)
                 continue
-            skipped += s.skipped
             label = f"{shorten(metric, 40)} in {shorten(mode, 40)}"
             if s.kind == "text":
                 failed = s.evaluator_errors
@@ -103,18 +167,33 @@ def summary_context(
                 note = "; ".join(filter(None, [note, "missing from the stored score_summary"]))
             elif not (heta == s.mean or (heta != heta and s.mean != s.mean)):
                 note = "; ".join(filter(None, [note, f"stored score_summary says {format_number(heta, 4)}"]))
+            heta_text = f"Heta's score_summary: {format_number(s.mean if heta is None else heta, 4)}"
+            if not s.applicable:
+                cells.append(
+                    {
+                        "text": False,
+                        "na": True,
+                        "mean": "n/a",
+                        "best": False,
+                        "note": footnote(note),
+                        "title": f"n/a: {s.not_applicable}; {heta_text} (skipped scores counted as 0)",
+                    }
+                )
+                continue
+            low, high = s.shown_ci
             ci = (
-                f"[{format_number(s.ci_low)}, {format_number(s.ci_high)}]"
-                if math.isfinite(s.ci_low) and math.isfinite(s.ci_high)
+                f"[{format_number(low)}, {format_number(high)}]"
+                if math.isfinite(low) and math.isfinite(high)
                 else "[—]"
             )
             cells.append(
                 {
                     "text": False,
-                    "mean": format_number(s.mean),
+                    "na": False,
+                    "mean": format_number(s.shown),
                     "ci": ci,
-                    "n": format_count(s.n),
-                    "best": metric in best and s.mean == best[metric],
+                    "n": format_count(s.n_scored),
+                    "best": metric in best and s.shown == best[metric],
                     "note": footnote(note),
                     "spark": histogram(
                         scan.values(mode, metric),
@@ -127,7 +206,8 @@ def summary_context(
                         all_finite=math.isfinite(s.mean),
                     ),
                     "title": (
-                        f"mean {format_number(s.mean, 4)}, {s.confidence:.0%} CI {ci}, n={s.n:,}, "
+                        f"{s.label}: {format_number(s.shown, 4)}, {s.confidence:.0%} CI {ci}; "
+                        f"{heta_text} over {s.n:,} (skipped scores counted as 0); "
                         f"std {format_number(s.std, 4)}, min {format_number(s.minimum)}, "
                         f"max {format_number(s.maximum)}"
                     ),
@@ -141,7 +221,7 @@ def summary_context(
                 "error_count": format_count(errors),
                 "errors_pct": percent(errors, cases),
                 "has_errors": errors > 0,
-                "skipped": format_count(skipped),
+                "skipped": format_count(skipped_cases(report, mode)),
                 "all_errored": cases > 0 and errors == cases,
                 "p50": format_ms(_quantile(latencies, 0.5)),
                 "p95": format_ms(_quantile(latencies, 0.95)),
@@ -150,6 +230,7 @@ def summary_context(
         )
     confidence = summaries[0].confidence if summaries else 0.95
     return {
+        "headline": headline(by_key, modes, metrics, scan, best),
         "metrics": [{"name": clip_name(m, limits.max_name_chars)} for m in metrics],
         "metrics_more": max(0, len(scan.metrics) - len(metrics)),
         "modes_more": max(0, len(scan.modes) - len(modes)),

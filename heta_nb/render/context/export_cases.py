@@ -1,0 +1,207 @@
+"""Every case of a standalone export as compact JSON: what its details panel shows on click.
+
+A standalone file opens any case from this data (``explorer.js`` builds the panel with
+``textContent``, never markup): the query, the expected answers and evidence, the answer,
+the top retrieved chunks marked relevant / not relevant / not judged, citations, every
+score with its metadata, the error and the trace. Texts are cut (``CaseDataLimits``) so
+the file stays smaller than the report.json it comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import islice
+from typing import Any
+
+from heta_nb._util.text import shorten
+from heta_nb.evaluators.documents import judgements, result_document_ids
+from heta_nb.render.context.formatting import as_mapping, describe
+from heta_nb.render.env import format_number
+
+__all__ = ["CaseDataLimits", "case_data", "comparison_pairs", "expected_data", "judge_marks", "pair_data"]
+
+_MATCHED = ("matched_reference_ids", "matched_documents", "matched_document_ids")
+_MISSING = ("missing_reference_ids", "missing_documents", "missing_document_ids")
+
+
+@dataclass(frozen=True)
+class CaseDataLimits:
+    """How much of one case the embedded data keeps."""
+
+    text_chars: int = 600
+    """Characters of the query, answer and error message."""
+    result_chars: int = 240
+    """Characters of each retrieved chunk."""
+    results: int = 5
+    """Retrieved chunks per case result."""
+    citations: int = 5
+    """Citations per case result."""
+    trace_events: int = 12
+    """Trace events per case result."""
+    meta_chars: int = 160
+    """Characters of each score's (and event's) metadata."""
+    traceback_chars: int = 1200
+    """Last characters of an error's traceback."""
+
+
+def _ids(scores: Sequence[Mapping[str, Any]], keys: tuple[str, ...]) -> set[str]:
+    found: set[str] = set()
+    for score in scores:
+        metadata = as_mapping(score.get("metadata"))
+        for key in keys:
+            ids = metadata.get(key)
+            if isinstance(ids, (list, tuple)):
+                found.update(str(i) for i in islice(ids, 1000))
+    return found
+
+
+def judge_marks(data: Mapping[str, Any], gold: Any, limit: int) -> list[str]:
+    """``r`` (relevant), ``n`` (not relevant) or ``u`` (not judged) for each of the first results.
+
+    With the benchmark's case, its judgements decide (a result from a document graded above 0
+    is relevant). Without it, the evaluators' own judgements in the scores' metadata decide
+    (matched documents are relevant, other documents of a judged case are not).
+    """
+    results = list(islice(as_mapping(data.get("response")).get("results") or (), limit))
+    if gold is not None:
+        graded = judgements(gold)
+        relevant = {doc for doc, grade in graded.items() if grade > 0}
+        judged = bool(graded)
+    else:
+        scores = data.get("scores") or []
+        relevant = _ids(scores, _MATCHED)
+        judged = bool(relevant | _ids(scores, _MISSING))
+    marks = []
+    for result in results:
+        ids = {str(result.get("id")), *result_document_ids(as_mapping(result))}
+        marks.append("r" if ids & relevant else "n" if judged and len(ids) > 1 else "u")
+    return marks
+
+
+def _source(result: Mapping[str, Any]) -> str:
+    source = as_mapping(result.get("source"))
+    metadata = as_mapping(result.get("metadata"))
+    key = source.get("object_key") or metadata.get("source_key") or source.get("document_id") or ""
+    name = str(key).rsplit("/", 1)[-1]
+    chunk = source.get("chunk_index", metadata.get("chunk_index"))
+    return shorten(name, 60) + (f" · chunk {chunk}" if isinstance(chunk, int) and not isinstance(chunk, bool) else "")
+
+
+def _score(score: Mapping[str, Any], limits: CaseDataLimits) -> list[Any]:
+    value = score.get("value")
+    metadata = as_mapping(score.get("metadata"))
+    if metadata.get("skipped") is True:
+        text, cls = "skipped", "s"
+    elif isinstance(value, bool):
+        text, cls = ("✓ true", "t") if value else ("✗ false", "f")
+    elif isinstance(value, (int, float)):
+        text, cls = format_number(value), "v"
+    elif isinstance(metadata.get("error"), Mapping):
+        text, cls = "error", "e"
+    else:
+        text, cls = shorten(value, 40), "x"
+    meta = describe(dict(metadata), limits.meta_chars) if metadata else ""
+    return [shorten(score.get("name"), 80), text, cls, meta]
+
+
+def case_data(data: Mapping[str, Any], gold: Any, limits: CaseDataLimits) -> dict[str, Any]:
+    """One case result's details (its JSON ``data``; ``gold``: the benchmark's case or None)."""
+    response = data.get("response")
+    out: dict[str, Any] = {"q": shorten(data.get("query"), limits.text_chars)}
+    if isinstance(response, Mapping):
+        answer = response.get("answer")
+        results = response.get("results") or []
+        marks = judge_marks(data, gold, limits.results)
+        out["a"] = None if answer is None else shorten(answer, limits.text_chars)
+        out["r"] = [
+            [
+                shorten(result.get("id"), 40),
+                format_number(result.get("score"), 3),
+                mark,
+                _source(as_mapping(result)),
+                shorten(as_mapping(result).get("text"), limits.result_chars),
+            ]
+            for result, mark in zip(results, marks)
+        ]
+        out["rn"] = len(results)
+        shown = {str(as_mapping(r).get("id")) for r in islice(results, limits.results)}
+        out["c"] = [
+            [
+                shorten(c.get("id"), 40),
+                shorten(c.get("result_id") or "", 40),
+                "" if str(c.get("result_id")) in shown else shorten(c.get("text") or "", limits.result_chars),
+            ]
+            for c in (as_mapping(c) for c in islice(response.get("citations") or (), limits.citations))
+        ]
+        trace = response.get("trace") or []
+        out["t"] = [
+            [
+                shorten(as_mapping(e).get("stage"), 40),
+                shorten(as_mapping(e).get("message"), limits.meta_chars),
+                describe(as_mapping(e).get("metadata"), limits.meta_chars) if as_mapping(e).get("metadata") else "",
+            ]
+            for e in islice(trace, limits.trace_events)
+        ]
+        out["tn"] = len(trace)
+    out["s"] = [_score(as_mapping(score), limits) for score in data.get("scores") or []]
+    error = data.get("error")
+    if isinstance(error, Mapping):
+        trace_text = as_mapping(error.get("metadata")).get("traceback")
+        tail = trace_text[-limits.traceback_chars :] if isinstance(trace_text, str) else ""
+        out["e"] = [shorten(error.get("error_type"), 80), shorten(error.get("message"), limits.text_chars), tail]
+    return out
+
+
+def expected_data(gold: Any, limits: CaseDataLimits) -> dict[str, Any]:
+    """A benchmark case's expected answers, evidence and labels (shared by its results)."""
+    expected = gold.expected
+    evidence = []
+    for item in islice(expected.evidence, 12):
+        locator = dict(item.locator or {})
+        relevance = (item.metadata or {}).get("relevance")
+        evidence.append(
+            [
+                shorten(item.reference_id or "", 60),
+                describe(locator, 120) if locator else "",
+                shorten(item.text or "", limits.result_chars),
+                "" if relevance is None else describe(relevance, 20),
+            ]
+        )
+    labels = "; ".join(f"{k}={describe(v, 40)}" for k, v in islice((gold.labels or {}).items(), 12))
+    return {"a": [shorten(a, 200) for a in islice(expected.answers, 12)], "ev": evidence, "l": labels}
+
+
+def pair_data(sides: Sequence[tuple[str, Mapping[str, Any] | None]], limits: CaseDataLimits) -> list[Any]:
+    """A comparison's case, side by side: per system its name, answer and top chunks."""
+    out: list[list[Any]] = []
+    for name, data in sides:
+        if data is None:
+            out.append([name])  # no result for this case
+            continue
+        details = case_data(data, None, limits)
+        out.append([name, details.get("a"), details.get("r", []), details.get("e")])
+    return out
+
+
+def comparison_pairs(comparison: Any, case_ids: Sequence[str], limits: CaseDataLimits) -> dict[str, Any]:
+    """Each case of a comparison side by side: ``{case_id: {"q", "d" (answers differ), "s"}}``."""
+    pair_limits = replace(limits, results=3)
+    reports = comparison.reports
+    systems = [(s.name, reports[s.report_index], s.mode) for s in comparison.system_info] if reports else []
+    pairs: dict[str, Any] = {}
+    for case_id in dict.fromkeys(case_ids):
+        sides: list[tuple[str, Mapping[str, Any] | None]] = []
+        query = ""
+        for name, report, mode in systems:
+            try:
+                data: Mapping[str, Any] | None = report.case(case_id, mode).raw
+            except (KeyError, LookupError, ValueError):
+                data = None
+            if data is not None and not query:
+                query = shorten(data.get("query"), limits.text_chars)
+            sides.append((name, data))
+        shown = pair_data(sides, pair_limits)
+        answers = {side[1] for side in shown if len(side) > 1 and side[1] is not None}
+        pairs[case_id] = {"q": query, "d": len(answers) > 1, "s": shown}
+    return pairs

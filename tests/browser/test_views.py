@@ -1,0 +1,188 @@
+"""What a person sees of reports and comparisons: in JupyterLab 4 and in the standalone exports.
+
+- ``notebooks/01-quickstart.ipynb`` and ``02-explore-a-report.ipynb`` run in a real JupyterLab
+  at 1400 px with the file browser open: every inline SVG of every output has a nonzero box
+  (the comparison's CI bars were 0x0), no output scrolls the page sideways, and the key
+  columns (the score summary's last metric, the comparison's verdict) are inside the
+  visible output area;
+- the demo's exported report and comparison at 1400 and 400 px, light and dark: the same
+  assertions, a case opens on click and shows its answer, and the URL hash reopens it.
+Screenshots go to test-artifacts/views-*.png.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+from jupyter_browser import open_notebook, run_all_cells, wait_all_cells_executed
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Boxes of what must be seen, measured in the page (any client: Lab or a standalone file).
+MEASURE = """(scope) => {
+  const root = scope ? document.querySelector(scope) : document;
+  const view = document.documentElement.clientWidth;
+  const svgs = [...root.querySelectorAll('.heta-report svg')].map(s => {
+    const b = s.getBoundingClientRect(); return {w: b.width, h: b.height, cls: s.getAttribute('class') || ''};
+  });
+  const inside = (el) => {
+    if (!el) return null;
+    const b = el.getBoundingClientRect();
+    let box = el.closest('.heta-scroll, .jp-OutputArea-output, .heta-page') || document.body;
+    const c = box.getBoundingClientRect();
+    const cell = el.closest('.jp-Cell');
+    const source = cell ? cell.querySelector('.jp-InputArea-editor').textContent.slice(0, 60) : '';
+    return {right: b.right, left: b.left, boxRight: c.right, view: view, text: el.textContent.slice(0, 40), source};
+  };
+  const summaries = [...root.querySelectorAll('table.heta-summary-t')]
+    .map(t => inside(t.querySelector('thead th:last-child')));
+  const verdicts = [...root.querySelectorAll('[data-testid=heta-comparison-table] td.heta-verdict')].map(inside);
+  return {svgs, summaries, verdicts, pageScroll: document.scrollingElement.scrollWidth - view};
+}"""
+
+
+STICKY = """() => [...document.querySelectorAll('.heta-report .heta-scroll')]
+  .filter(b => b.scrollWidth > b.clientWidth + 1)
+  .map(box => {
+    const first = box.querySelector('tbody tr > :first-child');
+    const before = first.getBoundingClientRect().left;
+    box.scrollLeft = box.scrollWidth;
+    const after = first.getBoundingClientRect().left;
+    box.scrollLeft = 0;
+    return {before, after, moved: box.scrollWidth - box.clientWidth};
+  })"""
+
+
+def _check_views(measured: dict, *, keys: bool) -> None:
+    assert measured["pageScroll"] <= 1, measured["pageScroll"]  # no output scrolls the page sideways
+    for svg in measured["svgs"]:
+        assert svg["w"] > 0 and svg["h"] > 0, measured["svgs"]
+    for key in measured["summaries"] + measured["verdicts"] if keys else ():
+        # inside the visible output area (its scroll box, the output, the page) and the window
+        assert key["right"] <= key["boxRight"] + 1 and key["right"] <= key["view"] + 1, key
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    pytest.importorskip("heta_framework")
+    import heta_nb
+    from heta_nb import demo
+    from heta_nb.export import to_html
+
+    work = tmp_path_factory.mktemp("views")
+    demo.run_demo(work / "output", work / "store", progress=False)
+    store = heta_nb.ReportStore(work / "store")
+    small = store.load("saltmarsh isles", "small-chunks")
+    large = store.load("saltmarsh isles", "large-chunks")
+    benchmark = demo.load_benchmark()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comparison = heta_nb.compare(small, large)
+    paths = {"report": work / "report.html", "comparison": work / "comparison.html"}
+    to_html(small, paths["report"], benchmark=benchmark)
+    to_html(comparison, paths["comparison"], benchmark=benchmark)
+    evaluations = Path(store.location) / "_heta/knowledge_bases/saltmarsh_isles/evaluations"
+    paths["report.json"] = evaluations / "small-chunks/report.json"
+    return paths
+
+
+def test_the_exported_report_is_no_larger_than_its_report_json(exports: dict[str, Path]) -> None:
+    assert exports["report"].stat().st_size <= exports["report.json"].stat().st_size
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1400, 400])
+@pytest.mark.parametrize("kind", ["report", "comparison"])
+def test_an_export_fits_and_opens_any_case_by_click_and_by_link(
+    browser, exports: dict[str, Path], artifacts_dir: Path, kind: str, width: int, scheme: str
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(exports[kind].as_uri())
+        page.wait_for_selector("[data-testid=heta-explorer]:not([hidden])")
+        _check_views(page.evaluate(MEASURE, None), keys=width >= 1400)
+        if width < 1400:  # narrow: wide tables scroll in their box, their first column stays put
+            sticky = page.evaluate(STICKY)
+            assert sticky, "no table scrolls sideways at this width"
+            for box in sticky:
+                assert box["moved"] > 0 and abs(box["after"] - box["before"]) <= 1, sticky
+        if kind == "report":  # the score summary starts on the first screen
+            assert page.locator("[data-testid=heta-summary]").bounding_box()["y"] < 900
+        summary = page.locator("[data-testid=hx-summary]")
+        assert "click a row" in summary.inner_text()
+        # open the 150th row's case (past the static drill-downs) by a click
+        page.fill(".hx-search", "")
+        rows = page.locator("tr.hx-row")
+        assert rows.count() >= 100
+        row = rows.nth(99 if kind == "report" else 60)
+        key = row.get_attribute("data-key")
+        row.scroll_into_view_if_needed()
+        row.click()
+        panel = page.locator("[data-testid=hx-open-case]")
+        panel.wait_for()
+        answers = panel.locator(".hx-answer")
+        assert answers.count() >= 1 and answers.first.inner_text().strip()
+        if kind == "comparison":
+            assert panel.locator("[data-testid=hx-side]").count() >= 2
+        else:
+            assert "Expected" in panel.inner_text() or "EXPECTED" in panel.inner_text()
+            assert panel.locator(".hx-chunk").count() >= 1
+        assert "case=" in page.url
+        panel.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts_dir / f"views-export-{kind}-{width}-{scheme}.png"), full_page=False)
+        # the link reopens the same case on a fresh load
+        link = page.url
+        fresh = context.new_page()
+        fresh.goto(link)
+        fresh.wait_for_selector("[data-testid=hx-open-case]")
+        assert fresh.locator("tr.hx-open").get_attribute("data-key") == key
+        _check_views(fresh.evaluate(MEASURE, None), keys=width >= 1400)
+        # an empty search says so and turns paging off
+        fresh.fill(".hx-search", "zzzz-no-such-case-zzzz")
+        assert fresh.locator("tr.hx-empty").count() == 1
+        assert fresh.locator(".hx-pager").is_hidden()
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+LAB_OUTPUTS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
+  .filter(o => o.querySelector('.heta-report')).length"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", ["01-quickstart.ipynb", "02-explore-a-report.ipynb"])
+def test_reports_fit_the_lab_output_area_with_the_file_browser_open(
+    browser, jupyter_server, artifacts_dir: Path, notebook: str
+) -> None:
+    pytest.importorskip("heta_framework")
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.js_errors = []
+    page.jupyter_server = None
+    try:
+        name = jupyter_server.add_notebook(ROOT / "notebooks" / notebook)
+        open_notebook(page, jupyter_server, name, ui="lab")
+        page.evaluate("() => window.jupyterapp.commands.execute('filebrowser:activate')")
+        run_all_cells(page)
+        wait_all_cells_executed(page, timeout=400_000)
+        page.wait_for_timeout(1000)
+        assert page.locator(".jp-FileBrowser").first.is_visible()
+        assert page.evaluate(LAB_OUTPUTS) >= 1
+        outputs = page.locator(".jp-OutputArea-output:has(.heta-report)")
+        for index in range(min(outputs.count(), 8)):
+            outputs.nth(index).evaluate("node => node.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(artifacts_dir / f"views-lab-{notebook[:2]}-{index}.png"))
+        page.screenshot(path=str(artifacts_dir / f"views-lab-{notebook[:2]}-window.png"))
+        measured = page.evaluate(MEASURE, ".jp-NotebookPanel:not(.lm-mod-hidden)")
+        assert measured["svgs"], "no inline SVG in the outputs"
+        _check_views(measured, keys=True)
+    finally:
+        context.close()
+        jupyter_server.shutdown_kernels()
