@@ -18,12 +18,14 @@ __all__ = ["Aligned", "align_scores"]
 class _Slot:
     """What one system (a report's mode) contributes: its results, first of each case."""
 
-    __slots__ = ("duplicates", "errors", "keys", "queries", "scores", "units")
+    __slots__ = ("case_codes", "case_ids", "duplicates", "errors", "queries", "scores", "unit_codes", "units")
 
     def __init__(self) -> None:
-        self.keys: list[tuple[str, str]] = []
-        self.units: list[str | None] = []
-        self.queries: list[str] = []
+        self.case_codes = np.zeros(0, dtype=np.intp)  # codes into the report's columns.case_ids
+        self.unit_codes = np.zeros(0, dtype=np.intp)  # codes into the report's columns.units
+        self.case_ids = np.zeros(0, dtype=object)
+        self.units = np.zeros(0, dtype=object)  # str or None
+        self.queries = np.zeros(0, dtype=object)
         self.errors = np.zeros(0, dtype=np.intp)
         # metric -> (positions in keys, numeric values, skipped flags); first-seen order
         self.scores: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -44,11 +46,11 @@ def _collect(report: EvaluationReport, mode: str) -> _Slot:
     _, first = np.unique(key, return_index=True)
     kept = rows[np.sort(first)]
     slot.duplicates = int(rows.size - kept.size)
-    units = [columns.units[code] for code in columns.unit[kept].tolist()]
-    case_ids = columns.case_ids[columns.case[kept]].tolist()
-    slot.units = units
-    slot.keys = [(unit or "", case_id) for unit, case_id in zip(units, case_ids)]
-    slot.queries = columns.queries[kept].tolist()
+    slot.case_codes = columns.case[kept].astype(np.intp)
+    slot.unit_codes = columns.unit[kept].astype(np.intp)
+    slot.case_ids = columns.case_ids[slot.case_codes]
+    slot.units = _objects(columns.units)[slot.unit_codes] if columns.units else np.full(kept.size, None, object)
+    slot.queries = columns.queries[kept]
     ok = columns.ok[kept]
     slot.errors = np.flatnonzero(~ok)
     position = np.full(columns.n, -1, dtype=np.intp)
@@ -111,33 +113,47 @@ def align_scores(
     """
     slots = [_collect(loaded[system.report_index], system.mode) for system in systems]
 
+    # Global codes: a case id (and a unit, missing = "") gets one integer across the reports.
+    case_codes: dict[str, int] = {}
+    unit_codes: dict[str, int] = {}
+    per_report: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for system in systems:
+        if system.report_index not in per_report:
+            columns = loaded[system.report_index].columns
+            case_gid = [case_codes.setdefault(c, len(case_codes)) for c in columns.case_ids.tolist()]
+            unit_gid = [unit_codes.setdefault(u or "", len(unit_codes)) for u in columns.units]
+            per_report[system.report_index] = (np.array(case_gid, np.int64), np.array(unit_gid, np.int64))
+    slot_cases = [per_report[s.report_index][0][slot.case_codes] for s, slot in zip(systems, slots)]
+    slot_units = [per_report[s.report_index][1][slot.unit_codes] for s, slot in zip(systems, slots)]
+
     # Match by (unit, case_id); by case_id alone when the run units differ but case ids are unique.
     by_case = False
-    unit_sets = [frozenset(u for u, _ in slot.keys) for slot in slots]
-    if len(set(unit_sets)) > 1 and all(len({c for _, c in slot.keys}) == len(slot.keys) for slot in slots):
+    unit_names = list(unit_codes)
+    unit_sets = [frozenset(unit_names[u] for u in np.unique(codes).tolist()) for codes in slot_units]
+    if len(set(unit_sets)) > 1 and all(np.unique(codes).size == codes.size for codes in slot_cases):
         by_case = True
         described = ", ".join(f"{s.name!r}: {sorted(u)}" for s, u in zip(systems, unit_sets))
         found.append(f"benchmark run units differ ({described}); cases are matched by case_id alone")
 
     order = [base, *(k for k in range(len(systems)) if k != base)]
-    index_of: dict[Any, int] = {}
-    case_ids: list[str] = []
-    units: list[str | None] = []
-    queries: list[str] = []
+    width = max(1, len(case_codes))
+    keys = np.concatenate(
+        [slot_cases[k] if by_case else slot_units[k] * width + slot_cases[k] for k in order] or [np.zeros(0, np.int64)]
+    )
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    seen = np.argsort(first, kind="stable")  # the cases in first-seen order (the baseline's first)
+    rank = np.empty(seen.size, dtype=np.intp)
+    rank[seen] = np.arange(seen.size)
+    position = rank[inverse.reshape(-1)]
+    taken = first[seen]
+    case_ids: list[str] = _concat([slots[k].case_ids for k in order])[taken].tolist()
+    units: list[str | None] = _concat([slots[k].units for k in order])[taken].tolist()
+    queries: list[str] = _concat([slots[k].queries for k in order])[taken].tolist()
     maps: list[np.ndarray] = [np.empty(0, dtype=np.intp)] * len(systems)
+    start = 0
     for k in order:
-        slot = slots[k]
-        positions = np.empty(len(slot.keys), dtype=np.intp)
-        for i, key in enumerate(slot.keys):
-            match = key[1] if by_case else key
-            g = index_of.get(match)
-            if g is None:
-                g = index_of[match] = len(case_ids)
-                case_ids.append(key[1])
-                units.append(slot.units[i])
-                queries.append(slot.queries[i])
-            positions[i] = g
-        maps[k] = positions
+        maps[k] = position[start : start + slots[k].case_codes.size]
+        start += slots[k].case_codes.size
     n_systems, n_cases = len(systems), len(case_ids)
 
     chosen = _choose_metrics(systems, slots, metrics, base, found, notes)
@@ -196,6 +212,16 @@ def align_scores(
         systems=tuple(per_system),
     )
     return Aligned(chosen, values, mask, case_ids, units, queries, overlap)
+
+
+def _objects(items: Sequence[Any]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = list(items)
+    return out
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=object)
 
 
 def _choose_metrics(

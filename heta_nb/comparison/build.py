@@ -252,7 +252,7 @@ def _same_report_warnings(reports: Sequence[Any], labels: Sequence[str]) -> list
     for i, report in enumerate(reports):
         for j in range(i):
             other = reports[j]
-            if report is other or (report.report_id == other.report_id and report.raw == other.raw):
+            if report is other or (report.report_id == other.report_id and report == other):  # stops at a difference
                 found.append(
                     f"{labels[j]!r} and {labels[i]!r} are the same report (identical results): every "
                     "difference is 0 by construction; pass the report of another recipe or run "

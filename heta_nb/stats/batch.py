@@ -8,22 +8,34 @@ applied to every pair by one matrix product per block of resamples.
 
 Pairs on a subset of the cases (a metric's skipped cases left out) take a mask: masked
 cases contribute nothing. For the permutation test that is exactly the test on the
-subset (a case that is left out flips nothing). For the bootstrap, a resample of the
-whole set holds a random number ``K`` of the subset's cases (``K`` averages the subset's
-size ``n``), and the mean of those is a bootstrap mean of the subset; given ``K``, its
-cases are a uniform resample of the subset, so the interval is the subset's bootstrap
-interval with ``K`` for ``n``: wider by a relative ``(1 - n / N) / (2 n)`` or so, which is
-negligible where this is used. A subset under half the cases, or under 30 of them, takes
-its own resamples instead.
+subset (a case that is left out flips nothing).
+
+The bootstrap of a set of at least ``_POISSON_MIN`` cases is a Poisson bootstrap: each
+resample gives every case an independent Poisson(1) weight ``w`` (drawn as 16-bit words
+through a table of Poisson(1) quantiles, so each probability is within 2**-16 of the
+exact one), and a pair's resampled mean is ``sum(w * d * keep) / sum(w * keep)``: the
+weights restricted to a pair's own cases are a Poisson bootstrap of those cases alone,
+so a masked pair is resampled as exactly as a full one. The products run in float32
+(weights are small integers, exact; differences are centred on their mean first).
+Smaller sets keep the classic bootstrap (multinomial resample counts of the cases): a
+resample of the whole set holds a random number ``K`` of a subset's ``n`` cases, and the
+mean of those is a bootstrap mean of the subset with ``K`` for ``n`` (wider by a relative
+``(1 - n / N) / (2 n)`` or so); a subset under half the cases, or under 30 of them, takes
+its own resamples. Both schemes agree within Monte Carlo error (tests compare them with
+each other and with ``scipy.stats.bootstrap``).
 
 The draws depend only on the seed, the number of resamples and the number of cases, and
-each pair's numbers only on its own arrays: a pair gives the same result whatever else
-is tested with it. Blocks of resamples have their own streams (spawned from the seed),
-so the result does not depend on the number of threads either.
+each pair's numbers only on its own arrays and mask (under ``_POISSON_MIN`` cases bit for
+bit, whatever else is tested with it; above, up to float32 rounding, as the products take
+every pair's column at once). Blocks of resamples have their own streams (spawned from
+the seed), and BLAS runs one thread per task, so the result does not depend on the
+number of threads either. Same seed, same numbers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +59,12 @@ _WIDTH = 8
 """Columns per matrix product (see :func:`_product`)."""
 _SHARED_MIN = 30
 """A masked pair with fewer cases than this (or under half the set) takes its own resamples."""
+_POISSON_MIN = 1000
+"""Sets of at least this many cases take the Poisson bootstrap (one draw serves every mask)."""
+_POISSON_WORDS = np.searchsorted(
+    np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(12)]), (np.arange(1 << 16) + 0.5) / (1 << 16)
+).astype(np.float32)
+"""16-bit word -> its Poisson(1) quantile (a weight 0, 1, 2...)."""
 _SIGNS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1) * 2.0 - 1.0
 """Byte -> the 8 signs it codes (bit j set: +1 for value 8b + j)."""
 
@@ -116,7 +134,10 @@ def _run_set(
     pairs, cases = d.shape
     counts = keep.sum(axis=1)
     results: list[PairedTest | None] = [None] * pairs
-    own = [p for p in range(pairs) if 0 < counts[p] < cases and (counts[p] < _SHARED_MIN or 2 * counts[p] < cases)]
+    if cases >= _POISSON_MIN:  # every mask is exact: only pairs too small for the Poisson scheme go alone
+        own = [p for p in range(pairs) if 0 < counts[p] < _POISSON_MIN]
+    else:
+        own = [p for p in range(pairs) if 0 < counts[p] < cases and (counts[p] < _SHARED_MIN or 2 * counts[p] < cases)]
     for group in _same_masks(keep, own):  # small subsets: their own set of cases and resamples
         columns = np.flatnonzero(keep[group[0]])
         sub = np.ix_(np.asarray(group, dtype=np.intp), columns)
@@ -150,11 +171,11 @@ def _resampled(
     counts: np.ndarray,
     seq: np.random.SeedSequence,
     settings: _Settings,
-) -> dict[int, tuple[np.ndarray | None, np.ndarray | None, int | None, bool]]:
-    """Per row: (bootstrap sums, bootstrap case counts, permutation count, exact), shared resamples."""
+) -> dict[int, tuple[np.ndarray, int, bool, str]]:
+    """Per row: (bootstrap means, permutation count, exact, bootstrap description), from shared resamples."""
     resamples = settings.resamples
     cases = d.shape[1]
-    out: dict[int, tuple[np.ndarray | None, np.ndarray | None, int | None, bool]] = {}
+    out: dict[int, tuple[np.ndarray, int, bool, str]] = {}
     moving = [p for p in rows if np.any(d[p] != 0.0)]
     if not moving:
         return out
@@ -166,38 +187,57 @@ def _resampled(
         if nonzero.size < 63 and (1 << nonzero.size) <= resamples:
             exact[p] = _exact_count(nonzero, thresholds[p])
     random = [p for p in moving if p not in exact]
-    masks = _same_masks(keep, [p for p in moving if counts[p] < cases])
+    poisson = cases >= _POISSON_MIN
     # columns of the product: every moving pair's d (masked), then each distinct mask
-    matrix = np.zeros((cases, len(moving) + len(masks)))
-    matrix[:, : len(moving)] = d[moving].T
+    # (the Poisson scheme divides every pair by its own weight total, the classic one
+    # only the masked pairs)
+    masks = _same_masks(keep, [p for p in moving if poisson or counts[p] < cases])
+    centre = np.array([float(np.mean(d[p][keep[p]])) for p in moving]) if poisson else np.zeros(len(moving))
+    matrix = np.zeros((cases, len(moving) + len(masks)), dtype=np.float32 if poisson else np.float64)
+    matrix[:, : len(moving)] = np.where(keep[moving], d[moving] - centre[:, None], 0.0).T
     for k, group in enumerate(masks):
         matrix[:, len(moving) + k] = keep[group[0]]
     mask_column = {p: len(moving) + k for k, group in enumerate(masks) for p in group}
     perm_seq, boot_seq = seq.spawn(2)
     rows_per_block = max(8, min(1024, _BLOCK_ELEMENTS // max(cases, 1)))
     sizes = [min(rows_per_block, resamples - start) for start in range(0, resamples, rows_per_block)]
+    block, boot_sizes = _bootstrap_block, sizes
+    if poisson:  # larger blocks: one product of every column per block
+        block, step = _poisson_block, max(8, min(1024, 4 * _BLOCK_ELEMENTS // cases))
+        boot_sizes = [min(step, resamples - start) for start in range(0, resamples, step)]
     boot_tasks = [
-        partial(_bootstrap_block, matrix, size, np.random.default_rng(child))
-        for child, size in zip(boot_seq.spawn(len(sizes)), sizes)
+        partial(block, matrix, size, np.random.default_rng(child))
+        for child, size in zip(boot_seq.spawn(len(boot_sizes)), boot_sizes)
     ]
     perm_tasks: list[Callable[[], np.ndarray]] = []
     if random:
         signs = np.zeros((cases + (-cases) % 8, len(random)))
         signs[:cases, : len(random)] = d[random].T
         perm_tasks = [
-            partial(_sign_block, signs, size, np.random.default_rng(child))
+            partial(_sign_block, signs, size, np.random.default_rng(child), whole=poisson)
             for child, size in zip(perm_seq.spawn(len(sizes)), sizes)
         ]
     done = _run([*boot_tasks, *perm_tasks], settings.workers, resamples * cases * (1 + bool(random)))
     boot = np.concatenate(done[: len(boot_tasks)])
     perm = np.concatenate(done[len(boot_tasks) :]) if random else None
     for column, p in enumerate(moving):
-        denominator = boot[:, mask_column[p]] if p in mask_column else None
+        sums = boot[:, column].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a resample without any of the cases: NaN
+            if p in mask_column:
+                means = centre[column] + sums / boot[:, mask_column[p]].astype(np.float64)
+            else:
+                means = sums / counts[p]
         count = exact.get(p)
         if perm is not None and p in random:
             statistic = np.abs(perm[:, random.index(p)])
             count = int(np.count_nonzero(statistic >= thresholds[p]))
-        out[p] = (boot[:, column], denominator, count, p in exact)
+        assert count is not None
+        if poisson:
+            how = f"Poisson bootstrap expanded-percentile CI, {resamples} resamples"
+        else:
+            how = f"bootstrap expanded-percentile CI, {resamples} resamples"
+            how += ", resampled with the other cases of the comparison" if p in mask_column else ""
+        out[p] = (means, count, p in exact, how)
     return out
 
 
@@ -242,11 +282,22 @@ def _bootstrap_block(matrix: np.ndarray, rows: int, rng: np.random.Generator) ->
     return _product(counts, matrix)
 
 
-def _sign_block(matrix: np.ndarray, rows: int, rng: np.random.Generator) -> np.ndarray:
-    """``rows`` random sign patterns of the cases, times ``matrix`` (the differences)."""
+def _poisson_block(matrix: np.ndarray, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """``rows`` Poisson bootstrap resamples: Poisson(1) weights of the cases times ``matrix`` (float32)."""
+    words = rng.integers(0, 1 << 16, size=(rows, matrix.shape[0]), dtype=np.uint16)
+    out: np.ndarray = _POISSON_WORDS[words] @ matrix  # every column at once: the weights are read once
+    return out
+
+
+def _sign_block(matrix: np.ndarray, rows: int, rng: np.random.Generator, *, whole: bool = False) -> np.ndarray:
+    """``rows`` random sign patterns of the cases, times ``matrix`` (the differences); ``whole``:
+    one product of every column (else :func:`_product`'s fixed-width blocks)."""
     width = matrix.shape[0] // 8
     words = rng.integers(0, 1 << 64, size=(rows * width + 7) // 8, dtype=np.uint64)
     patterns = np.take(_SIGNS, words.view(np.uint8)[: rows * width], axis=0).reshape(rows, width * 8)
+    if whole:
+        out: np.ndarray = patterns @ matrix
+        return out
     return _product(patterns, matrix)
 
 
@@ -258,9 +309,9 @@ def _product(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     on that column alone, so a pair's test does not change with what is tested beside it.
     """
     columns = right.shape[1]
-    out = np.empty((left.shape[0], columns))
+    out = np.empty((left.shape[0], columns), dtype=right.dtype)
     for start in range(0, columns, _WIDTH):
-        block = np.zeros((right.shape[0], _WIDTH))
+        block = np.zeros((right.shape[0], _WIDTH), dtype=right.dtype)
         stop = min(columns, start + _WIDTH)
         block[:, : stop - start] = right[:, start:stop]
         out[:, start:stop] = (left @ block)[:, : stop - start]
@@ -271,17 +322,28 @@ def _run(tasks: Sequence[Callable[[], Any]], workers: int | None, work: int) -> 
     """Run ``tasks`` (results in order) on a small thread pool when worth it."""
     count = min(4, os.cpu_count() or 1) if workers is None else max(1, int(workers))
     count = min(count, len(tasks))
-    if count <= 1 or work < 1 << 21:
-        return [task() for task in tasks]
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        return list(pool.map(lambda task: task(), tasks))
+    with _blas_threads(1):  # the tasks are the parallel work: BLAS threads would only compete with them
+        if count <= 1 or work < 1 << 21:
+            return [task() for task in tasks]
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            return list(pool.map(lambda task: task(), tasks))
+
+
+def _blas_threads(limit: int) -> contextlib.AbstractContextManager[Any]:
+    """BLAS limited to ``limit`` threads while the tasks run (when ``threadpoolctl`` is installed)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # an optional helper: without it, BLAS keeps its own threads
+        return contextlib.nullcontext()
+    limiter: contextlib.AbstractContextManager[Any] = threadpool_limits(limits=limit, user_api="blas")
+    return limiter
 
 
 def _test(
     x: np.ndarray,
     y: np.ndarray,
     d: np.ndarray,
-    resampled: tuple[np.ndarray | None, np.ndarray | None, int | None, bool] | None,
+    resampled: tuple[np.ndarray, int, bool, str] | None,
     settings: _Settings,
 ) -> PairedTest:
     """One pair's :class:`PairedTest` from its compared cases and its share of the resamples."""
@@ -299,23 +361,19 @@ def _test(
         p_value, ci_low, ci_high = 1.0, 0.0, 0.0
         method = f"paired sign-flip permutation (all differences zero); {boot_desc}"
     else:
-        sums, denominator, count, exact = resampled
+        means, count, exact, boot_desc = resampled
         nonzero = int(np.count_nonzero(d))
-        assert count is not None and sums is not None
         if exact:
             p_value = count / (1 << nonzero)
             perm_desc = f"paired sign-flip permutation, exact ({1 << nonzero} sign patterns)"
         else:
             p_value = (count + 1) / (resamples + 1)
             perm_desc = f"paired sign-flip permutation, {resamples} Monte Carlo resamples"
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = sums / n if denominator is None else sums / denominator
         alpha = expanded_percentile_alpha(1.0 - confidence, n)
         low, high = np.nanquantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
         lo_d, hi_d = float(d.min()), float(d.max())  # a resampled mean lies in [min d, max d]
         ci_low, ci_high = min(max(float(low), lo_d), hi_d), min(max(float(high), lo_d), hi_d)
-        shared = "" if denominator is None else ", resampled with the other cases of the comparison"
-        method = f"{perm_desc}; {boot_desc}{shared}"
+        method = f"{perm_desc}; {boot_desc}"
     if n < 2:
         ci_low = ci_high = _NAN
         method += " (one pair: no interval)"
