@@ -287,6 +287,7 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
     explorer = report_explorer_data(report, limits, benchmark)
     return _document(
         title=title or f"heta_nb report {report.report_id} · {report.benchmark.key}",
+        heading=title,
         fragment=fragment,
         figures=_figures(report, limits),
         explorer=explorer,
@@ -374,6 +375,7 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
     ]
     return _document(
         title=title or f"heta_nb comparison · {', '.join(comparison.systems)}",
+        heading=title,
         fragment=render_comparison_html(comparison),
         figures=figures,
         explorer=explorer,
@@ -387,6 +389,7 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
 def _document(
     *,
     title: str,
+    heading: str | None = None,
     fragment: str,
     figures: list[dict[str, str]],
     explorer: dict[str, Any],
@@ -398,7 +401,8 @@ def _document(
     """The standalone page (``standalone.html.j2``) around a static view: of a report or a comparison.
 
     Args:
-        title: the document title.
+        title: the document title (the browser tab's).
+        heading: a title above the view, only one the caller chose (else the view's own is the title).
         fragment: the static view (HTML made by :mod:`heta_nb.render`).
         figures: :func:`_figure_entry` dicts.
         explorer: the explorer's ``columns``, ``rows``, ``modes`` and ``metrics``.
@@ -415,6 +419,7 @@ def _document(
         .get_template("standalone.html.j2")
         .render(
             title=title,
+            heading=heading,
             version=__version__,
             exported_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             fragment=Markup(fragment),

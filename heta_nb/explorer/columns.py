@@ -67,14 +67,31 @@ class MetricArrays:
     errors: np.ndarray
     kind: str = "number"
     text: dict[int, str] | None = None
+    not_applicable: np.ndarray | None = None
+    """Per row, why its mode cannot produce the metric ("" where it can; None: no row is
+    n/a), from :meth:`~heta_nb.model.columns.ReportColumns.not_applicable`."""
 
     def status(self, case_error: np.ndarray) -> np.ndarray:
-        """Per row, the code of ``ok``, ``error`` (the case or this evaluator), ``skipped``, ``n/a``."""
+        """Per row, the code of ``ok``, ``error`` (the case or this evaluator), ``skipped``, ``n/a``
+        (no score, or one its mode cannot produce)."""
         codes = np.full(case_error.shape, NA, dtype=np.uint8)
         codes[self.present] = OK
         codes[self.skipped] = SKIPPED
+        if self.not_applicable is not None:
+            codes[self.not_applicable != ""] = NA
         codes[self.errors | case_error] = ERROR
         return codes
+
+    def mark_not_applicable(self, modes: np.ndarray, reasons: Mapping[str, str]) -> None:
+        """Mark the rows of the modes in ``reasons`` (mode -> why) n/a: their value leaves
+        sorting and range filters (NaN), their cell reads "n/a" with the reason."""
+        if not reasons:
+            return
+        marks = np.full(modes.shape, "", dtype=object)
+        for mode, reason in reasons.items():
+            marks[modes == mode] = reason
+        self.not_applicable = marks
+        self.values = np.where(marks != "", math.nan, self.values)
 
 
 def metric_arrays(results: Sequence[Mapping[str, Any] | None], metrics: Sequence[str]) -> dict[str, MetricArrays]:
@@ -127,11 +144,14 @@ def metric_arrays(results: Sequence[Mapping[str, Any] | None], metrics: Sequence
 
 
 def metric_cell(arrays: MetricArrays, i: int) -> Cell:
-    """The cell of row ``i`` of a metric column: a number, ✓/✗, ``skipped``, ``error`` or ``—``."""
+    """The cell of row ``i`` of a metric column: a number, ✓/✗, ``skipped``, ``n/a`` (the reason
+    in its title), ``error`` or ``—``."""
     if arrays.errors[i]:
         return ("error", "hx-bad", "the evaluator raised (see the case)")
     if not arrays.present[i]:
         return ("—", "hx-na", "no score")
+    if arrays.not_applicable is not None and arrays.not_applicable[i]:
+        return ("n/a", "hx-na", f"n/a: {arrays.not_applicable[i]}")
     value = float(arrays.values[i])
     if arrays.skipped[i]:
         return ("skipped", "hx-skip", f"skipped (Heta counts it as {format_number(value)})")

@@ -309,7 +309,8 @@ class Explorer:
                 benchmark=self.benchmark,
             )
             return render_panel("explorer_pair.html.j2", ctx=context)
-        return render_panel("explorer_case.html.j2", ctx=case_panel_context(table.case(row), self.benchmark))
+        context = case_panel_context(table.case(row), self.benchmark, not_applicable=table.not_applicable_of(row))
+        return render_panel("explorer_case.html.j2", ctx=context)
 
     @property
     def columns(self) -> list[Column]:

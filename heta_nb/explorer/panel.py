@@ -95,7 +95,11 @@ def _run_facts(data: Mapping[str, Any]) -> dict[str, str]:
 
 
 def case_panel_context(
-    case: EvaluationCaseResult, benchmark: Any = None, limits: RenderLimits = PANEL_LIMITS
+    case: EvaluationCaseResult,
+    benchmark: Any = None,
+    limits: RenderLimits = PANEL_LIMITS,
+    *,
+    not_applicable: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The panel of one case result: the case drill-down plus gold data, judgements and run facts.
 
@@ -103,6 +107,8 @@ def case_panel_context(
         case: the case result.
         benchmark: the benchmark it was run on (expected answers, evidence, labels), or None.
         limits: what to show at most.
+        not_applicable: ``{metric: reason}`` of the metrics the case's mode cannot produce
+            (the report's n/a): those scores read "n/a" with the reason, Heta's value kept beside.
 
     Returns:
         Plain data for ``explorer_case.html.j2``.
@@ -111,6 +117,12 @@ def case_panel_context(
     gold = benchmark_case(benchmark, case.case_id)
     context["expected"] = _expected(gold, benchmark, limits)
     context["facts"] = _run_facts(case.raw)
+    if not_applicable:
+        for shown, score in zip(context["scores"], case.raw["scores"]):
+            reason = not_applicable.get(score["name"])
+            if reason:
+                note = f"n/a: {reason} (Heta scores it {shown['value']})"
+                shown.update(value="n/a", cls="heta-skip", passed="", note=clip(note, limits.max_text_chars + 100))
     counts = {"relevant": 0, "not relevant": 0, "not judged": 0}
     if context["response"] is not None:
         marks = judge_results(case.raw, gold, limits.max_results_per_case)

@@ -55,6 +55,14 @@ class ReportTable:
         self.case_error = (frame["status"] == "error").to_numpy(dtype=bool)
         self.metrics: tuple[str, ...] = tuple(report.metric_names)
         self.arrays: dict[str, MetricArrays] = metric_arrays(self.results, self.metrics)
+        self.not_applicable: dict[tuple[str, str], str] = report.columns.not_applicable()
+        """``{(mode, metric): reason}``: what each mode cannot produce (the report's n/a)."""
+        by_metric: dict[str, dict[str, str]] = {}
+        for (mode, metric), reason in self.not_applicable.items():
+            by_metric.setdefault(metric, {})[mode] = reason
+        for metric, reasons in by_metric.items():
+            if metric in self.arrays:
+                self.arrays[metric].mark_not_applicable(self.modes_column, reasons)
         self.modes: tuple[str, ...] = tuple(report.modes)
         self.labels = LabelIndex(benchmark, self.case_ids)
         self.systems: tuple[str, ...] = ()
@@ -151,6 +159,11 @@ class ReportTable:
     def case(self, row: int) -> EvaluationCaseResult:
         """The case result of table row ``row``."""
         return EvaluationCaseResult.from_raw(cast("dict[str, Any]", self.results[row]))
+
+    def not_applicable_of(self, row: int) -> dict[str, str]:
+        """``{metric: reason}`` of the metrics row ``row``'s mode cannot produce."""
+        mode = self.modes_column[row]
+        return {metric: reason for (m, metric), reason in self.not_applicable.items() if m == mode}
 
     def describe_row(self, row: int) -> str:
         """``case_id · mode`` of a row, for headers and messages."""

@@ -20,7 +20,9 @@ __all__ = ["ConsoleProgress", "format_state_line"]
 
 
 def format_state_line(state: RunState) -> str:
-    """One status line: done/total, percent, rate, ETA, errors, and a running mean."""
+    """One status line: done/total, percent, rate, ETA, errors, and the first metric's running
+    mean of the scored values per mode (the report's convention; "n/a" where a mode cannot
+    produce it)."""
     percent = 100 * state.fraction
     rate = state.rate
     parts = [
@@ -34,9 +36,14 @@ def format_state_line(state: RunState) -> str:
         parts.insert(0, f"building {running[0] if running else '...'}")
     if state.modes and state.metrics:
         metric = state.metrics[0]
-        means = [f"{mode} {value:.3f}" for mode in state.modes if (value := state.mean(mode, metric)) is not None]
+        means = []
+        for mode in state.modes:
+            if state.not_applicable(mode, metric):
+                means.append(f"{mode} n/a")
+            elif (value := state.mean_scored(mode, metric)) is not None:
+                means.append(f"{mode} {value:.3f}")
         if means:
-            parts.append(f"{metric}: " + ", ".join(means[:3]))
+            parts.append(f"{metric} (mean of scored): " + ", ".join(means[:3]))
     return " | ".join(parts)
 
 

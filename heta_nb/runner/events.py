@@ -132,6 +132,12 @@ class CaseFinished:
     """The full result (not serialized with the event; the checkpoint keeps it)."""
     t: float = 0.0
     kind: Literal["case_finished"] = "case_finished"
+    skipped: tuple[str, ...] = ()
+    """The metrics whose score has ``metadata.skipped`` true."""
+    answered: bool | None = None
+    """Whether the response carries an answer (None: not known, an older event)."""
+    n_results: int | None = None
+    """How many results the response returned (None: not known)."""
 
 
 CaseRecord = tuple[str, EvaluationCaseResult, float]
@@ -208,6 +214,9 @@ def case_finished(unit_id: str, result: EvaluationCaseResult, t: float) -> CaseF
         error["message"] if error else None,
         result,
         t,
+        skipped=tuple(s["name"] for s in data["scores"] if (s["metadata"] or {}).get("skipped") is True),
+        answered=bool(response["answer"]) if (response := data["response"]) is not None else False,
+        n_results=len(response["results"]) if response is not None else 0,
     )
 
 

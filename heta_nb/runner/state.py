@@ -38,11 +38,43 @@ class ModeProgress:
     errors: int = 0
     sums: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    skipped_sums: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    """Of ``sums``, the part from skipped scores (``metadata.skipped``; most runs have none)."""
+    skipped_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    answered: bool = False
+    """Whether any response so far carried an answer (or its events did not say)."""
+    with_results: bool = False
+    """Whether any response so far returned a result (or its events did not say)."""
 
     def mean(self, metric: str) -> float | None:
-        """Running mean of ``metric`` with Heta's semantics (None before any value)."""
+        """Running mean of ``metric`` with Heta's semantics: skipped scores count (None before any value)."""
         count = self.counts.get(metric, 0)
         return self.sums[metric] / count if count else None
+
+    def mean_scored(self, metric: str) -> float | None:
+        """Running mean of the scored values of ``metric`` (skipped scores left out), the
+        mean every report view shows first; None before any scored value."""
+        count = self.counts.get(metric, 0) - self.skipped_counts.get(metric, 0)
+        if count <= 0:
+            return None
+        return (self.sums[metric] - self.skipped_sums.get(metric, 0.0)) / count
+
+    def not_applicable(self, metric: str) -> str:
+        """Why the mode cannot produce ``metric`` so far ("" when it can): the report's rule
+        (:meth:`~heta_nb.model.columns.ReportColumns.not_applicable`) on the cases seen. An
+        answer metric when no response carried an answer, a retrieval metric when none
+        returned a result, and only while every score of it is 0 (these built-in metrics
+        are never negative, so a zero sum says so)."""
+        if not self.counts.get(metric) or self.sums[metric] != 0:
+            return ""
+        from heta_nb.model.columns import required_input  # numpy: at display time, not on import
+
+        need = required_input(metric)
+        if need == "answer" and not self.answered:
+            return "returns no answers"
+        if need == "results" and not self.with_results:
+            return "returns no retrieved results"
+        return ""
 
 
 @dataclass(frozen=True)
@@ -116,9 +148,19 @@ class RunState:
         return self.last_t - self.started_t if self.started_t is not None else 0.0
 
     def mean(self, mode: str, metric: str) -> float | None:
-        """Running mean of one metric in one mode."""
+        """Running mean of one metric in one mode with Heta's semantics (skipped scores count)."""
         progress = self.per_mode.get(mode)
         return progress.mean(metric) if progress else None
+
+    def mean_scored(self, mode: str, metric: str) -> float | None:
+        """Running mean of the scored values of one metric in one mode (skipped scores out)."""
+        progress = self.per_mode.get(mode)
+        return progress.mean_scored(metric) if progress else None
+
+    def not_applicable(self, mode: str, metric: str) -> str:
+        """Why ``mode`` cannot produce ``metric`` (so far), or ""; see :meth:`ModeProgress.not_applicable`."""
+        progress = self.per_mode.get(mode)
+        return f"{mode} {reason}" if progress and (reason := progress.not_applicable(metric)) else ""
 
 
 def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
@@ -147,10 +189,12 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
     errors = state.errors
     by_type: dict[str, int] | None = None
     last_errors = state.last_errors
-    # mode -> [done, errors, sums, counts], copied from the state on first use
+    # mode -> [done, errors, sums, counts, skipped sums, skipped counts, answered, with results],
+    # copied from the state on first use
     running: dict[str, list[Any]] = {}
     earliest = t
     pairs: Iterable[tuple[str, float | None]]
+    skipped: tuple[tuple[str, float | None], ...]
     failure: tuple[str | None, str, str | None] | None
     for case in cases:
         if isinstance(case, tuple):  # an engine record: read the result's JSON
@@ -159,14 +203,21 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             case_t = case[2]
             scores = data["scores"]
             pairs = ()
+            skipped = ()
             error = data["error"]
             failure = (error["error_type"], data["case_id"], error["message"]) if error is not None else None
+            response = data["response"]
+            answered = response is not None and bool(response["answer"])
+            with_results = response is not None and bool(response["results"])
         else:
             mode = case.mode
             case_t = case.t
             scores = ()
             pairs = case.scores.items()
+            skipped = tuple((name, case.scores.get(name)) for name in case.skipped) if case.skipped else ()
             failure = None if case.ok else (case.error_type, case.case_id, case.error_message)
+            answered = case.answered is not False  # not known: never call the metric n/a
+            with_results = case.n_results is None or case.n_results > 0
         figures = running.get(mode)
         if figures is None:
             progress = per_mode.get(mode)
@@ -174,8 +225,21 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
                 progress = ModeProgress()
                 if mode not in modes:
                     modes = (*modes, mode)
-            figures = running[mode] = [progress.done, progress.errors, dict(progress.sums), dict(progress.counts)]
+            figures = running[mode] = [
+                progress.done,
+                progress.errors,
+                dict(progress.sums),
+                dict(progress.counts),
+                progress.skipped_sums,
+                progress.skipped_counts,
+                progress.answered,
+                progress.with_results,
+            ]
         figures[0] += 1
+        if answered:
+            figures[6] = True
+        if with_results:
+            figures[7] = True
         sums = figures[2]
         counts = figures[3]
         for score in scores:  # a record's score JSON; a number adds to a running sum
@@ -189,6 +253,9 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
                 counts[name] += 1
             else:
                 pairs = (*pairs, (name, numeric_value(value)))
+            # Heta's skipped scores are 0.0 or False: only a zero score is looked at (cheap)
+            if not value and score["metadata"].get("skipped") is True:
+                skipped = (*skipped, (name, numeric_value(value)))
         for name, value in pairs:
             if value is not None:
                 if name in sums:
@@ -199,6 +266,8 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
                     counts[name] = 1
             if name not in metrics:
                 metrics = (*metrics, name)
+        if skipped:  # rare: a skipped score's value leaves the scored mean
+            _fold_skipped(figures, skipped)
         done += 1
         if failure is not None:
             figures[1] += 1
@@ -214,9 +283,18 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             earliest = case_t
     if not running:
         return state
-    for mode, (mode_done, mode_errors, sums, counts) in running.items():
+    for mode, (mode_done, mode_errors, sums, counts, skip_sums, skip_counts, answered, results) in running.items():
         progress = object.__new__(ModeProgress)
-        progress.__dict__.update(done=mode_done, errors=mode_errors, sums=_frozen(sums), counts=_frozen(counts))
+        progress.__dict__.update(
+            done=mode_done,
+            errors=mode_errors,
+            sums=_frozen(sums),
+            counts=_frozen(counts),
+            skipped_sums=skip_sums if isinstance(skip_sums, MappingProxyType) else _frozen(skip_sums),
+            skipped_counts=skip_counts if isinstance(skip_counts, MappingProxyType) else _frozen(skip_counts),
+            answered=answered,
+            with_results=results,
+        )
         per_mode[mode] = progress
     changes: dict[str, Any] = {
         "done": done,
@@ -229,6 +307,20 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
     if by_type is not None:
         changes.update(errors=errors, errors_by_type=_frozen(by_type), last_errors=last_errors)
     return _replace(state, **changes)
+
+
+def _fold_skipped(figures: list[Any], skipped: Iterable[tuple[str, float | None]]) -> None:
+    """Add one case's skipped ``(metric, value)`` scores to the skipped sums and counts in
+    ``figures`` (the mappings are copied on first change)."""
+    if not isinstance(figures[4], dict):
+        figures[4] = dict(figures[4])
+        figures[5] = dict(figures[5])
+    skip_sums = figures[4]
+    skip_counts = figures[5]
+    for name, value in skipped:
+        if value is not None:
+            skip_sums[name] = skip_sums.get(name, 0.0) + value
+            skip_counts[name] = skip_counts.get(name, 0) + 1
 
 
 def reduce(state: RunState, event: Event) -> RunState:

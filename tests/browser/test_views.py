@@ -186,3 +186,56 @@ def test_reports_fit_the_lab_output_area_with_the_file_browser_open(
     finally:
         context.close()
         jupyter_server.shutdown_kernels()
+
+
+IMAGES = """(scope) => [...document.querySelector(scope).querySelectorAll('.jp-OutputArea-output img')]
+  .map(i => ({src: (i.getAttribute('src') || '').slice(0, 40), w: i.naturalWidth, h: i.naturalHeight}))"""
+
+SIDEWAYS = """(scope) => [...document.querySelector(scope).querySelectorAll('.jp-WindowedPanel-outer, .jp-Notebook')]
+  .map(e => e.scrollWidth - e.clientWidth)"""
+
+
+@pytest.mark.slow
+def test_the_quickstart_fits_notebook_7(browser, notebook_server, artifacts_dir: Path) -> None:
+    """The quickstart in Notebook 7 at 1400 px: every inline SVG has a box, no output scrolls the
+    page or the notebook sideways, the key columns are inside the output area, plot images load."""
+    pytest.importorskip("heta_framework")
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.js_errors = []
+    page.jupyter_server = None
+    scope = ".jp-NotebookPanel"
+    try:
+        import nbformat
+
+        notebook = nbformat.read(ROOT / "notebooks" / "01-quickstart.ipynb", as_version=4)
+        # the quickstart draws no plot: one plot cell after it (a Figure made without pyplot)
+        notebook.cells.append(nbformat.v4.new_code_cell('heta_nb.plots.plot_scores(small, "recall@5").figure'))
+        name = "quickstart-nb7.ipynb"
+        nbformat.write(notebook, notebook_server.root / name)
+        open_notebook(page, notebook_server, name, ui="notebook")
+        run_all_cells(page)
+        wait_all_cells_executed(page, timeout=400_000)
+        page.wait_for_timeout(1000)
+        assert page.evaluate(LAB_OUTPUTS) >= 1, "no report output in Notebook 7"
+        outputs = page.locator(".jp-OutputArea-output:has(.heta-report)")
+        for index in range(min(outputs.count(), 8)):
+            outputs.nth(index).evaluate("node => node.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(artifacts_dir / f"views-nb7-01-{index}.png"))
+        measured = page.evaluate(MEASURE, scope)
+        assert measured["svgs"], "no inline SVG in the outputs"
+        _check_views(measured, keys=True)
+        assert all(extra <= 1 for extra in page.evaluate(SIDEWAYS, scope)), page.evaluate(SIDEWAYS, scope)
+        page.wait_for_function(
+            f"() => [...document.querySelectorAll('{scope} .jp-OutputArea-output img')].every(i => i.complete)"
+        )
+        images = page.evaluate(IMAGES, scope)
+        assert images, "the plot cell shows no image"
+        for image in images:
+            assert image["w"] > 0 and image["h"] > 0, image  # a plot that shows, not a broken image
+        page.locator(".jp-OutputArea-output img").last.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts_dir / "views-nb7-01-plot.png"))
+    finally:
+        context.close()
+        notebook_server.shutdown_kernels()

@@ -25,14 +25,38 @@ MAX_METRICS = 8
 MAX_MODES = 12
 MAX_ERROR_TYPES = 8
 MAX_WARNINGS = 3
+LINE_CHARS = 110
+WARNING_CHARS = 2000
+"""A warning's summary line (the newest warning; the others are collapsed below it)."""
 
 
 def _message(text: str) -> str:
     return shorten(text, MESSAGE_CHARS)
 
 
+def _line(text: str) -> str:
+    """A warning's one-line form: at most :data:`LINE_CHARS` characters, cut at a word boundary."""
+    text = " ".join(text.split())
+    if len(text) <= LINE_CHARS:
+        return text
+    cut = text[: LINE_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > LINE_CHARS // 2 else cut).rstrip(" ,;:.") + "…"
+
+
 def _name(text: str) -> str:
     return shorten(text, NAME_CHARS)
+
+
+def _cell(state: RunState, mode: str, metric: str) -> dict[str, Any]:
+    """One running-mean cell: the mean of the scored values (the report's convention), or
+    "n/a" with its reason; Heta's mean (skipped scores as 0) for the hover text."""
+    reason = state.not_applicable(mode, metric)
+    if reason:
+        return {"value": None, "na": _message(reason), "heta": None}
+    value = state.mean_scored(mode, metric)
+    heta = state.mean(mode, metric)
+    return {"value": value, "na": "", "heta": heta if heta != value else None}
 
 
 def widget_context(state: RunState) -> dict[str, Any]:
@@ -54,7 +78,7 @@ def widget_context(state: RunState) -> dict[str, Any]:
                 "mode": _name(mode),
                 "done": progress.done if progress else 0,
                 "errors": progress.errors if progress else 0,
-                "means": [state.mean(mode, metric) for metric in metrics],
+                "means": [_cell(state, mode, metric) for metric in metrics],
             }
         )
     by_type = sorted(state.errors_by_type.items(), key=lambda item: (-item[1], item[0]))[:MAX_ERROR_TYPES]
@@ -74,7 +98,10 @@ def widget_context(state: RunState) -> dict[str, Any]:
         "errors": state.errors,
         "resumed": state.resumed,
         "error": _message(state.error) if state.error else None,
-        "warnings": [_message(w) for w in state.warnings[-MAX_WARNINGS:]],
+        "warnings": [
+            {"line": _line(w), "full": shorten(w, WARNING_CHARS)} for w in reversed(state.warnings[-MAX_WARNINGS:])
+        ],
+        "warnings_total": len(state.warnings),
         "warnings_more": max(0, len(state.warnings) - MAX_WARNINGS),
         "steps": [
             {"name": _name(name), "status": status, "icon": _ICONS.get(status, "·")}
