@@ -11,6 +11,7 @@ import json
 import math
 from typing import Any
 
+from heta_nb.benchmark import BenchmarkDocument
 from heta_nb.model.report import EvaluationCaseResult
 from heta_nb.model.summary import heta_score_summary
 from heta_nb.testing import synthetic_report_dict
@@ -59,3 +60,22 @@ def report_bytes(results: int, *, results_per_case: int = 10, seed: int = 0, rep
     marker = b'"case_results":[]'
     at = head.index(marker)
     return head[:at] + b'"case_results":[' + b",".join(blobs) + b"]" + head[at + len(marker) :]
+
+
+def demo_documents(copies: int) -> list[BenchmarkDocument]:
+    """The demo benchmark's documents and ``copies`` edited copies of each (more text to index and score)."""
+    from heta_nb import demo
+
+    whole = demo.load_benchmark()
+    documents = list(whole.documents)
+    for copy in range(1, copies + 1):
+        for doc in whole.documents:
+            documents.append(
+                BenchmarkDocument(
+                    document_id=f"{doc.document_id}-copy{copy}",
+                    name=doc.name,
+                    media_type=doc.media_type,
+                    data=doc.read_bytes() + f"\n(Archive copy {copy}.)\n".encode(),
+                )
+            )
+    return documents

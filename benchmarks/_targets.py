@@ -99,3 +99,11 @@ def main(argv: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def load_average() -> str:
+    """The 1-minute load average (other work on the machine makes every figure slower, parallel ones most)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:  # pragma: no cover - not on this platform
+        return "?"

@@ -32,7 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _targets import Targets, interleaved  # noqa: E402
+from _data import demo_documents  # noqa: E402
+from _targets import Targets, interleaved, load_average  # noqa: E402
 
 import heta_nb  # noqa: E402
 from heta_nb import demo  # noqa: E402
@@ -46,17 +47,7 @@ OVERHEAD = 3.0
 def corpus_benchmark(copies: int) -> Benchmark:
     """The demo's cases over its 80 documents and ``copies`` edited copies of each."""
     whole = demo.load_benchmark()
-    documents = list(whole.documents)
-    for copy in range(1, copies + 1):
-        for doc in whole.documents:
-            documents.append(
-                BenchmarkDocument(
-                    document_id=f"{doc.document_id}-copy{copy}",
-                    name=doc.name,
-                    media_type=doc.media_type,
-                    data=doc.read_bytes() + f"\n(Archive copy {copy}.)\n".encode(),
-                )
-            )
+    documents = demo_documents(copies)
     return Benchmark(whole.manifest, documents, list(whole.cases), evaluators=whole.default_evaluators)
 
 
@@ -105,13 +96,6 @@ def comparable(report: Any) -> list[dict[str, Any]]:
         }
         out.append(result)
     return out
-
-
-def load() -> str:
-    try:
-        return f"{os.getloadavg()[0]:.1f}"
-    except OSError:  # pragma: no cover
-        return "?"
 
 
 def unpickle_ms(blob: bytes) -> float:
@@ -189,7 +173,7 @@ def main() -> int:
             ) == dict(reports["dask"].score_summary)
             print(
                 f"CPU-bound KB: local {times['local']:.2f} s, Dask {times['dask']:.2f} s "
-                f"(median of {args.repeat}); reports identical: {same}; 1-minute load average {load()} "
+                f"(median of {args.repeat}); reports identical: {same}; 1-minute load average {load_average()} "
                 f"on {os.cpu_count()} CPUs"
             )
             print(cpu_line(client, runs))
@@ -214,7 +198,7 @@ def main() -> int:
             local_us, dask_us = (times[k] / args.cases * 1e6 for k in ("local", "dask"))
             print(
                 f"no-op KB, {args.cases} cases: local {local_us:.0f} us/case, Dask {dask_us:.0f} us/case; "
-                f"load average {load()}"
+                f"load average {load_average()}"
             )
             targets.check("driver overhead per case, no-op KB: Dask / local", dask_us / local_us, OVERHEAD)
         finally:

@@ -27,9 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _data import demo_documents
+from _targets import load_average
+
 import heta_nb
 from heta_nb import demo
-from heta_nb.benchmark import Benchmark, BenchmarkDocument
+from heta_nb.benchmark import Benchmark
 from heta_nb.demo.heta_recipes import demo_query_engines, demo_recipe
 
 TARGET = 1.6
@@ -44,17 +47,7 @@ SETTINGS = {
 def benchmarks(copies: int) -> dict[str, Benchmark]:
     """The demo's cases split by hops, over the demo's documents and ``copies`` edited copies of each."""
     whole = demo.load_benchmark()
-    documents = list(whole.documents)
-    for copy in range(1, copies + 1):
-        for doc in whole.documents:
-            documents.append(
-                BenchmarkDocument(
-                    document_id=f"{doc.document_id}-copy{copy}",
-                    name=doc.name,
-                    media_type=doc.media_type,
-                    data=doc.read_bytes() + f"\n(Archive copy {copy}.)\n".encode(),
-                )
-            )
+    documents = demo_documents(copies)
 
     def part(version: str, keep: Any) -> Benchmark:
         cases = [c for c in whole.cases if keep(int(c.labels.get("hops", 0)))]
@@ -65,14 +58,6 @@ def benchmarks(copies: int) -> dict[str, Benchmark]:
 
 def recipes() -> dict[str, Any]:
     return {f"chunks-{size}": functools.partial(demo_recipe, chunk_size=size, overlap=size // 8) for size in CHUNKS}
-
-
-def load() -> str:
-    """The 1-minute load average (other work on the machine makes every figure slower, parallel ones most)."""
-    try:
-        return f"{os.getloadavg()[0]:.1f}"
-    except OSError:  # pragma: no cover - not on this platform
-        return "?"
 
 
 class CpuMeter:
@@ -145,11 +130,11 @@ def main() -> int:
     )
     rows: list[tuple[str, float, float, float | None, str]] = []
     serial_s, serial_cpu, reference = timed("serial", data, 1)
-    rows.append(("serial (one pair after another)", serial_s, serial_cpu, None, load()))
+    rows.append(("serial (one pair after another)", serial_s, serial_cpu, None, load_average()))
     for executor, label, target in (("threads", "threads", None), ("processes", "processes", TARGET)):
         seconds, cpu, board = timed(executor, data, args.workers)
         assert board.rows() == reference.rows(), f"{executor} gave another board"
-        rows.append((f"{args.workers} {label}", seconds, cpu, target, load()))
+        rows.append((f"{args.workers} {label}", seconds, cpu, target, load_average()))
     if not args.no_dask:
         try:
             from distributed import Client, LocalCluster
@@ -167,7 +152,7 @@ def main() -> int:
                 cluster.close()
             assert board.rows() == reference.rows(), "Dask gave another board"
             name = f"Dask LocalCluster, {args.workers} workers (start-up {startup:.1f} s apart)"
-            rows.append((name, seconds, cpu, TARGET, load()))
+            rows.append((name, seconds, cpu, TARGET, load_average()))
     print(f"{'figure':<58} {'seconds':>8} {'CPU s':>7} {'cores':>6} {'speed-up':>9} {'target':>7}  result  load")
     failed = False
     for name, seconds, cpu, target, machine_load in rows:
