@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers import report_dict
 
 from heta_nb.benchmark import Benchmark, BenchmarkCase, BenchmarkEvidence, BenchmarkExpected
 from heta_nb.explorer import explore
@@ -84,37 +85,12 @@ def _report() -> EvaluationReport:
         },
         "metadata": {"benchmark_run_unit": "corpus"},
     }
-    return EvaluationReport.from_raw(
-        {
-            "schema_version": "1",
-            "report_id": "panel",
-            "report_key": None,
-            "benchmark": {
-                "name": "panel",
-                "version": "1",
-                "split": "test",
-                "task_type": "qa",
-                "build_scope": "corpus",
-                "homepage": None,
-                "license": None,
-                "citation": None,
-                "metadata": {},
-            },
-            "knowledge_base_name": "kb",
-            "knowledge_base_manifest": {},
-            "recipe_manifest": {},
-            "query_modes": ["m"],
-            "score_summary": {},
-            "case_results": [
-                _case("c1", "Who kept the light?", ["d1", "d2", "d9"], answer="Ansel kept it", scores=[recall, broken]),
-                _case("c2", "No gold here?", ["d4"], answer=None, scores=[skipped]),
-                failed,
-            ],
-            "started_at": "2026-01-01T00:00:00+00:00",
-            "finished_at": "2026-01-01T00:01:00+00:00",
-            "metadata": {},
-        }
-    )
+    results = [
+        _case("c1", "Who kept the light?", ["d1", "d2", "d9"], answer="Ansel kept it", scores=[recall, broken]),
+        _case("c2", "No gold here?", ["d4"], answer=None, scores=[skipped]),
+        failed,
+    ]
+    return EvaluationReport.from_raw(report_dict(results, report_id="panel", modes=["m"], benchmark="panel"))
 
 
 def _benchmark() -> Benchmark:
