@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from heta_nb.benchmark import (
@@ -182,3 +186,23 @@ def evaluate_toy(**kwargs: Any) -> Any:
     kwargs.setdefault("query_modes", ["good", "poor"])
     kwargs.setdefault("knowledge_base_name", "toy kb")
     return heta_nb.evaluate(kwargs.pop("benchmark", None) or toy_benchmark(), **kwargs)
+
+
+def interrupt_when_checkpointed(
+    code: str, store_root: Path, checkpoint: Path, *, lines: int, timeout: float
+) -> tuple[int, str]:
+    """Run ``python -c code store_root``; once ``checkpoint`` holds more than ``lines`` lines, send
+    SIGINT (what Ctrl-C in a terminal does) and wait up to ``timeout`` s: (return code, stdout)."""
+    child = subprocess.Popen([sys.executable, "-c", code, str(store_root)], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+            checkpoint.exists() and checkpoint.read_bytes().count(b"\n") > lines
+        ):
+            time.sleep(0.01)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=timeout)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    return child.returncode, out

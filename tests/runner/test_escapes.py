@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import SlowKB, exact_kb, toy_benchmark
+from runner_support import SlowKB, exact_kb, interrupt_when_checkpointed, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -553,17 +552,8 @@ def test_the_users_ctrl_c_cancels_evaluate_while_the_kbs_own_interrupts_are_reco
     checkpoint = store_root / report_prefix("toy kb", "ctrl-c") / CHECKPOINT_FILE
     here = str(Path(__file__).resolve().parent)
     code = CTRL_C_CHILD.format(tests=str(Path(here).parent), here=here)
-    child = subprocess.Popen([sys.executable, "-c", code, str(store_root)], stdout=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (checkpoint.exists() and checkpoint.read_bytes().count(b"\n") > 20):
-            time.sleep(0.01)
-        child.send_signal(signal.SIGINT)  # what Ctrl-C in a terminal does
-        out, _ = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == 0, out
+    returncode, out = interrupt_when_checkpointed(code, store_root, checkpoint, lines=20, timeout=60)
+    assert returncode == 0, out
     status, done, kinds = out.strip().splitlines()[-1].split()[1:]
     assert status == "cancelled" and 20 <= int(done) < 600 and kinds == "KeyboardInterrupt"
     saved = ReportStore(store_root).load("toy kb", "ctrl-c")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import SlowKB, evaluate_toy, exact_kb, toy_benchmark
+from runner_support import SlowKB, evaluate_toy, exact_kb, interrupt_when_checkpointed, toy_benchmark
 
 import heta_nb
 from heta_nb import ReportStore
@@ -200,19 +200,9 @@ def test_evaluate_async_lets_the_callers_cancellation_propagate(tmp_path: Path) 
 def test_ctrl_c_returns_the_partial_report(tmp_path: Path) -> None:
     store_root = tmp_path / "store"
     checkpoint = store_root / report_prefix("toy kb", "ctrl-c") / CHECKPOINT_FILE
-    child = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C_CHILD.format(tests=str(HERE)), str(store_root)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (checkpoint.exists() and checkpoint.read_bytes().count(b"\n") > 6):
-            time.sleep(0.01)
-        child.send_signal(signal.SIGINT)  # what Ctrl-C in a terminal does
-        out, _ = child.communicate(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == 0, out
+    code = CTRL_C_CHILD.format(tests=str(HERE))
+    returncode, out = interrupt_when_checkpointed(code, store_root, checkpoint, lines=6, timeout=30)
+    assert returncode == 0, out
     status, done, remaining = out.strip().splitlines()[-1].split()[1:]
     assert status == "cancelled" and int(done) > 0 and int(done) + int(remaining) == 120
     saved = heta_nb.ReportStore(store_root).load("toy kb", "ctrl-c")
