@@ -30,21 +30,46 @@ from heta_nb.runner.dask_worker import BatchTask, run_batch, unit_payload
 from heta_nb.runner.errors import RunError
 from heta_nb.runner.plan import CaseTask, ResultKey
 
-__all__ = ["BATCHES_PER_THREAD", "MAX_BATCH", "DaskCases", "RemoteUnit", "Take", "batch_size"]
+__all__ = [
+    "GUIDE",
+    "MAX_BATCH",
+    "MAX_BATCHES_PER_THREAD",
+    "QUIET_WORKERS",
+    "DaskCases",
+    "RemoteUnit",
+    "Take",
+    "batch_sizes",
+]
 
-BATCHES_PER_THREAD = 6
-"""A unit's queries are cut into about this many batches per worker thread: enough that a
-worker that finishes early takes more, few enough that Dask's cost per task stays small."""
+GUIDE = 2
+"""Guided self-scheduling: each batch takes ``1 / (GUIDE x threads)`` of the queries not yet
+cut, so the first batches are large (Dask's cost per task stays small) and the last ones small
+(a worker that finishes early is not left idle while another runs a large last batch)."""
 MAX_BATCH = 256
 """The most queries in one batch (results come back batch by batch: progress moves in such steps)."""
+MAX_BATCHES_PER_THREAD = 100
+"""Batches are at least ``pending / (threads x this)`` queries (a floor on the number of tasks)."""
+
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
+"""The Dask settings ``executor="dask"`` starts its workers with: Dask's statistical profiler
+samples every worker thread's stack every 10 ms, which costs a CPU-bound KB's queries about a
+third more CPU (measured by ``benchmarks/dask_evaluate.py``)."""
 
 Take = Callable[[str, Sequence[tuple[ResultKey, dict[str, Any], bytes]]], None]
 """The engine's hand for a finished batch: ``take(unit_id, [(key, result JSON object, its JSON)])``."""
 
 
-def batch_size(pending: int, threads: int) -> int:
-    """Queries per batch for ``pending`` queries on ``threads`` worker threads."""
-    return max(1, min(MAX_BATCH, math.ceil(pending / (max(1, threads) * BATCHES_PER_THREAD))))
+def batch_sizes(pending: int, threads: int) -> list[int]:
+    """The sizes of the batches ``pending`` queries are cut into for ``threads`` worker threads (largest first)."""
+    threads = max(1, threads)
+    smallest = max(1, math.ceil(pending / (threads * MAX_BATCHES_PER_THREAD)))
+    sizes: list[int] = []
+    left = pending
+    while left > 0:
+        size = min(left, MAX_BATCH, max(smallest, math.ceil(left / (GUIDE * threads))))
+        sizes.append(size)
+        left -= size
+    return sizes
 
 
 @dataclass(frozen=True)
@@ -95,14 +120,17 @@ class DaskCases:
             return cls(executor)
         import logging
 
+        from dask import config as dask_config
+
         dask: Any = _distributed()
-        cluster = dask.LocalCluster(
-            n_workers=_usable_cpus(),
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,
-        )
+        with dask_config.set(QUIET_WORKERS):
+            cluster = dask.LocalCluster(
+                n_workers=_usable_cpus(),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            )
         try:
             return cls(dask.Client(cluster), cluster)
         except BaseException:
@@ -133,12 +161,15 @@ class DaskCases:
             unit_payload, config, evaluators, unit.unit_id, unit.kb_name, unit.kb
         )
         token = f"heta_nb-{uuid.uuid4().hex[:16]}"
-        size = batch_size(len(unit.pending), self.info["threads"])
         tasks: list[BatchTask] = [
             ((unit.unit_index, case_index, mode_index), case, mode)
             for case_index, case, mode_index, mode in unit.pending
         ]
-        batches = [tasks[i : i + size] for i in range(0, len(tasks), size)]
+        batches: list[list[BatchTask]] = []
+        start = 0
+        for size in batch_sizes(len(tasks), self.info["threads"]):
+            batches.append(tasks[start : start + size])
+            start += size
         loop = asyncio.get_running_loop()
         arrived: asyncio.Queue[Any] = asyncio.Queue()
         live = _Live()

@@ -9,6 +9,7 @@ loses and duplicates nothing; a driver killed mid-run is resumed from its checkp
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing
 import os
 import signal
@@ -222,6 +223,34 @@ def test_executor_dask_starts_and_closes_a_cluster_of_its_own(client: Any) -> No
     while {p.pid for p in multiprocessing.active_children()} - before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not {p.pid for p in multiprocessing.active_children()} - before  # its worker processes are gone
+
+
+def profiler_setting(query: str) -> str:
+    """A KB whose answer is the Dask setting of the worker process that ran the query."""
+    import dask
+
+    return str(dask.config.get("distributed.worker.profile.enabled"))
+
+
+def test_executor_dask_starts_its_workers_with_the_statistical_profiler_off() -> None:
+    report = heta_nb.evaluate(toy_benchmark(2), kb=profiler_setting, executor="dask", store=None, progress=False)
+    assert report.metadata["heta_nb"]["executor"]["kind"] == "dask"
+    assert {r.response.answer for r in report.case_results if r.response} == {"False"}
+
+
+@pytest.mark.parametrize("pending", [1, 2, 7, 95, 380, 2_000, 10_000, 100_000])
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_batches_cover_every_query_once_largest_first_ending_small(pending: int, threads: int) -> None:
+    from heta_nb.runner.distributed import MAX_BATCH, MAX_BATCHES_PER_THREAD, batch_sizes
+
+    sizes = batch_sizes(pending, threads)
+    assert sum(sizes) == pending and min(sizes) >= 1 and max(sizes) <= MAX_BATCH
+    assert sizes == sorted(sizes, reverse=True)  # (large batches first, small ones last)
+    floor = min(MAX_BATCH, math.ceil(pending / (threads * MAX_BATCHES_PER_THREAD)))
+    assert all(size >= floor for size in sizes[:-1])  # (a bound on the number of Dask tasks)
+    if pending >= 4 * threads and pending <= MAX_BATCH * threads:
+        # the last batch is small next to the first: a worker that finishes early idles little
+        assert sizes[-1] <= max(1, sizes[0] // 4)
 
 
 def test_shards_on_dask_merge_into_the_local_report(client: Any) -> None:
