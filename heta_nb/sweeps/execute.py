@@ -117,12 +117,16 @@ def choose_executor(executor: Any, max_workers: int | None, pairs: int) -> Place
         require("distributed", extra="dask", purpose='executor="dask"')
         import logging
 
+        from dask import config as dask_config
         from distributed import Client, LocalCluster
 
+        from heta_nb.runner.distributed import QUIET_WORKERS
+
         n = max_workers or cpus
-        cluster = LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
-        )
+        with dask_config.set(QUIET_WORKERS):
+            cluster = LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+            )
         return Placement("dask", n, client=Client(cluster), own_cluster=cluster)
     return Placement(executor, size)
 
