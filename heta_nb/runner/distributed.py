@@ -111,8 +111,32 @@ class DaskCases:
 
     @classmethod
     async def open(cls, executor: Any) -> DaskCases:
-        """The executor of ``executor=`` (``"dask"`` starts a ``LocalCluster`` of one process per CPU)."""
-        return await asyncio.to_thread(cls._open, executor)
+        """The executor of ``executor=`` (``"dask"`` starts a ``LocalCluster`` of one process per CPU).
+
+        A run cancelled while its cluster starts (a few seconds) does not leave the cluster
+        running: it is closed as soon as it is up.
+        """
+        lock = threading.Lock()
+        state: dict[str, Any] = {"cancelled": False, "opened": None}
+
+        def start() -> DaskCases:
+            opened = cls._open(executor)
+            with lock:
+                late = state["cancelled"]
+                state["opened"] = opened
+            if late:
+                opened.close_now()
+            return opened
+
+        try:
+            return await asyncio.to_thread(start)
+        except asyncio.CancelledError:
+            with lock:
+                state["cancelled"] = True
+                opened = state["opened"]
+            if opened is not None:  # (up just as the run was cancelled: nobody else will close it)
+                threading.Thread(target=opened.close_now, name="heta_nb-dask-close", daemon=True).start()
+            raise
 
     @classmethod
     def _open(cls, executor: Any) -> DaskCases:
@@ -139,9 +163,13 @@ class DaskCases:
 
     async def close(self) -> None:
         """Close the client and cluster :meth:`open` started (a given client stays open)."""
+        await asyncio.to_thread(self.close_now)
+
+    def close_now(self) -> None:
+        """:meth:`close`, blocking."""
         if self.cluster is not None:
             cluster, self.cluster = self.cluster, None
-            await asyncio.to_thread(_close, self.client, cluster)
+            _close(self.client, cluster)
 
     async def run_unit(
         self,

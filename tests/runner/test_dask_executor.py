@@ -8,6 +8,7 @@ loses and duplicates nothing; a driver killed mid-run is resumed from its checkp
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import multiprocessing
@@ -223,6 +224,56 @@ def test_executor_dask_starts_and_closes_a_cluster_of_its_own(client: Any) -> No
     while {p.pid for p in multiprocessing.active_children()} - before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not {p.pid for p in multiprocessing.active_children()} - before  # its worker processes are gone
+
+
+def new_children(before: set[int]) -> set[int]:
+    return {p.pid for p in multiprocessing.active_children()} - before
+
+
+def test_a_run_cancelled_while_its_cluster_starts_leaves_no_cluster_running() -> None:
+    before = {p.pid for p in multiprocessing.active_children()}
+
+    async def run() -> None:
+        task = asyncio.create_task(
+            heta_nb.evaluate_async(toy_benchmark(6), kb=exact_kb, executor="dask", store=None, progress=False)
+        )
+        deadline = time.monotonic() + 30
+        while not new_children(before) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
+        assert new_children(before)  # the cluster is starting
+        task.cancel()  # (say, asyncio.wait_for's timeout)
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run())
+    deadline = time.monotonic() + 30
+    while new_children(before) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not new_children(before)  # closed as soon as it was up
+
+
+def test_evaluate_async_runs_on_an_asynchronous_client() -> None:
+    async def run() -> Any:
+        async with (
+            distributed.LocalCluster(
+                n_workers=1, processes=False, asynchronous=True, dashboard_address=":0"
+            ) as cluster,
+            distributed.Client(cluster, asynchronous=True) as async_client,
+        ):
+            return await heta_nb.evaluate_async(
+                toy_benchmark(4),
+                kb=exact_kb,
+                executor=async_client,
+                query_modes=["good", "poor"],
+                knowledge_base_name="toy kb",
+                report_id="whole",
+                store=None,
+                progress=False,
+            )
+
+    report = asyncio.run(run())
+    assert report.metadata["heta_nb"]["executor"]["kind"] == "dask"
+    assert comparable(report) == comparable(run_toy(benchmark=toy_benchmark(4)))
 
 
 def profiler_setting(query: str) -> str:
