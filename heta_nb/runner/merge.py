@@ -40,10 +40,12 @@ def merge_reports(reports: Iterable[Any], *, report_id: str | None = None) -> Ev
     ``metadata.heta_nb.merged_from`` listing the shard report ids in shard order. The
     KB manifests of all shards (a recipe-built shard builds only the units it has
     cases in) and their warnings are combined in run-unit order, ``resumed`` and
-    ``errors`` are totals; the rest of ``metadata`` is shard 0's. The order the
-    reports are given in does not matter. Shard reports must form a complete set:
-    every shard ``0..n-1`` of the same ``n`` exactly once. When a shard was cancelled
-    (or failed), the merge's ``metadata.heta_nb.status`` is ``"partial"``.
+    ``errors`` are totals; ``executor`` is the shards' one, or ``{"kind": "per shard", "shards":
+    [...]}`` when they ran on different ones (None: in its own process); the rest of
+    ``metadata`` is shard 0's. The order the reports are given in does not matter. Shard
+    reports must form a complete set: every shard ``0..n-1`` of the same ``n`` exactly
+    once. When a shard was cancelled (or failed), the merge's ``metadata.heta_nb.status``
+    is ``"partial"``.
 
     Args:
         reports: the shard reports (anything :func:`~heta_nb.load_report` accepts:
@@ -108,6 +110,11 @@ def merge_reports(reports: Iterable[Any], *, report_id: str | None = None) -> Ev
         resumed=sum(_count(r, "resumed") for r in items),
         warnings=_merged_warnings([_warnings(r) for r in items], kb_names),
     )
+    heta_nb_meta.pop("executor", None)
+    executors = [_plain(_info(r).get("executor")) for r in items]
+    if any(e is not None for e in executors):  # where each shard ran (None: in its own process)
+        same = all(e == executors[0] for e in executors)
+        heta_nb_meta["executor"] = executors[0] if same else {"kind": "per shard", "shards": executors}
     failures = [f"{r.report_id}: {_info(r)['failure']}" for r in items if isinstance(_info(r).get("failure"), str)]
     heta_nb_meta.pop("failure", None)
     if failures:

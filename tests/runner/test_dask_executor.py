@@ -311,6 +311,13 @@ def test_shards_on_dask_merge_into_the_local_report(client: Any) -> None:
     merged = heta_nb.merge_reports(shards)
     assert comparable(merged) == comparable(local)
     assert dict(merged.score_summary) == dict(local.score_summary)
+    assert merged.to_dict()["metadata"]["heta_nb"]["executor"] == {"kind": "dask", "workers": 2, "threads": 2}
+    mixed = heta_nb.merge_reports([*shards[:2], run_toy(benchmark=toy_benchmark(60), shard=(2, 3))])
+    assert comparable(mixed) == comparable(local)
+    assert mixed.to_dict()["metadata"]["heta_nb"]["executor"] == {  # (each shard's, traceable)
+        "kind": "per shard",
+        "shards": [{"kind": "dask", "workers": 2, "threads": 2}] * 2 + [None],
+    }
 
 
 class LockedKB:
