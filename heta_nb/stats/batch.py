@@ -45,12 +45,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from heta_nb.stats.intervals import expanded_percentile_alpha
-from heta_nb.stats.paired import PairedTest
+from heta_nb.stats.paired import PairedTest, Resampled, summarize_pairs
 
 __all__ = ["paired_tests"]
 
-_NAN = float("nan")
 _TIE_RTOL = 1e-9
 """``|T*| >= |T_obs| - _TIE_RTOL * sum(|d|)`` counts as at least as extreme (as in ``paired_test``)."""
 _BLOCK_ELEMENTS = 1 << 21
@@ -171,11 +169,11 @@ def _resampled(
     counts: np.ndarray,
     seq: np.random.SeedSequence,
     settings: _Settings,
-) -> dict[int, tuple[np.ndarray, int, bool, str]]:
-    """Per row: (bootstrap means, permutation count, exact, bootstrap description), from shared resamples."""
+) -> dict[int, Resampled]:
+    """Per row: its bootstrap means and permutation count, from the shared resamples."""
     resamples = settings.resamples
     cases = d.shape[1]
-    out: dict[int, tuple[np.ndarray, int, bool, str]] = {}
+    out: dict[int, Resampled] = {}
     moving = [p for p in rows if np.any(d[p] != 0.0)]
     if not moving:
         return out
@@ -237,7 +235,7 @@ def _resampled(
         else:
             how = f"bootstrap expanded-percentile CI, {resamples} resamples"
             how += ", resampled with the other cases of the comparison" if p in mask_column else ""
-        out[p] = (means, count, p in exact, how)
+        out[p] = Resampled(means, count, p in exact, how)
     return out
 
 
@@ -339,59 +337,15 @@ def _blas_threads(limit: int) -> contextlib.AbstractContextManager[Any]:
     return limiter
 
 
-def _test(
-    x: np.ndarray,
-    y: np.ndarray,
-    d: np.ndarray,
-    resampled: tuple[np.ndarray, int, bool, str] | None,
-    settings: _Settings,
-) -> PairedTest:
+def _test(x: np.ndarray, y: np.ndarray, d: np.ndarray, resampled: Resampled | None, settings: _Settings) -> PairedTest:
     """One pair's :class:`PairedTest` from its compared cases and its share of the resamples."""
-    n = int(d.size)
-    resamples, confidence = settings.resamples, settings.confidence
-    boot_desc = f"bootstrap expanded-percentile CI, {resamples} resamples"
-    if n == 0:
-        return PairedTest(
-            0, _NAN, _NAN, _NAN, _NAN, _NAN, confidence, _NAN, _NAN, 0, 0, 0, resamples, settings.seed,
-            f"paired sign-flip permutation; {boot_desc} (no complete pairs)",
-        )  # fmt: skip
-    wins = int(np.count_nonzero(d > settings.tie_tolerance))
-    losses = int(np.count_nonzero(d < -settings.tie_tolerance))
-    if resampled is None:  # every difference zero
-        p_value, ci_low, ci_high = 1.0, 0.0, 0.0
-        method = f"paired sign-flip permutation (all differences zero); {boot_desc}"
-    else:
-        means, count, exact, boot_desc = resampled
-        nonzero = int(np.count_nonzero(d))
-        if exact:
-            p_value = count / (1 << nonzero)
-            perm_desc = f"paired sign-flip permutation, exact ({1 << nonzero} sign patterns)"
-        else:
-            p_value = (count + 1) / (resamples + 1)
-            perm_desc = f"paired sign-flip permutation, {resamples} Monte Carlo resamples"
-        alpha = expanded_percentile_alpha(1.0 - confidence, n)
-        low, high = np.nanquantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
-        lo_d, hi_d = float(d.min()), float(d.max())  # a resampled mean lies in [min d, max d]
-        ci_low, ci_high = min(max(float(low), lo_d), hi_d), min(max(float(high), lo_d), hi_d)
-        method = f"{perm_desc}; {boot_desc}"
-    if n < 2:
-        ci_low = ci_high = _NAN
-        method += " (one pair: no interval)"
-    p = min(1.0, p_value)
-    return PairedTest(
-        n=n,
-        mean_a=float(np.mean(x)),
-        mean_b=float(np.mean(y)),
-        mean_diff=float(np.mean(d)),
-        ci_low=ci_low,
-        ci_high=ci_high,
-        confidence=confidence,
-        p_value=p,
-        p_value_adjusted=p,
-        wins=wins,
-        ties=n - wins - losses,
-        losses=losses,
-        resamples=resamples,
+    return summarize_pairs(
+        x,
+        y,
+        d,
+        resampled,
+        confidence=settings.confidence,
+        resamples=settings.resamples,
         seed=settings.seed,
-        method=method,
+        tie_tolerance=settings.tie_tolerance,
     )

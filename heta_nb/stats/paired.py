@@ -57,7 +57,7 @@ import numpy.typing as npt
 
 from heta_nb.stats.intervals import expanded_percentile_alpha
 
-__all__ = ["PairedTest", "adjust_holm", "holm", "paired_test"]
+__all__ = ["PairedTest", "Resampled", "adjust_holm", "holm", "paired_test", "summarize_pairs"]
 
 _NAN = float("nan")
 # |T*| >= |T_obs| - _TIE_RTOL * sum(|d|) counts as "at least as extreme".
@@ -165,32 +165,76 @@ def paired_test(
     if not keep.all():
         x, y = x[keep], y[keep]
     d = y - x
+    nonzero = d[d != 0.0]
+    resampled: Resampled | None = None
+    if nonzero.size:
+        perm_seq, boot_seq = seq.spawn(2)
+        scratch = _Scratch()
+        perm_tasks, exact = _permutation_tasks(nonzero, resamples, perm_seq, scratch)
+        boot_tasks = _bootstrap_tasks(d, resamples, boot_seq, scratch)
+        work = resamples * (d.size + (nonzero.size + 7) // 8)
+        results: list[Any] = _run([*perm_tasks, *boot_tasks], workers, work)
+        means = np.concatenate(results[len(perm_tasks) :]) / d.size
+        resampled = Resampled(means, sum(results[: len(perm_tasks)]), exact)
+    return summarize_pairs(
+        x, y, d, resampled, confidence=confidence, resamples=resamples, seed=seed_used, tie_tolerance=tie_tolerance
+    )
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """One pair's resamples: what :func:`summarize_pairs` turns into a p-value and an interval."""
+
+    means: np.ndarray
+    """The bootstrap means of the differences (NaN: a resample with no case, skipped)."""
+    extreme: int
+    """Sign patterns at least as extreme as the observed one."""
+    exact: bool
+    """``extreme`` counts all ``2**k`` patterns (else it counts ``resamples`` random ones)."""
+    bootstrap: str = ""
+    """How the bootstrap resampled (default: the classic bootstrap)."""
+
+
+def summarize_pairs(
+    x: np.ndarray,
+    y: np.ndarray,
+    d: np.ndarray,
+    resampled: Resampled | None,
+    *,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    tie_tolerance: float,
+) -> PairedTest:
+    """The :class:`PairedTest` of the compared pairs ``x``, ``y`` (``d = y - x``) and their resamples.
+
+    The one place both :func:`paired_test` and the batched tests of
+    :mod:`heta_nb.stats.batch` build their result: ``resampled`` is None when every
+    difference is zero (p = 1, interval [0, 0]).
+    """
     n = int(d.size)
     boot_desc = f"bootstrap expanded-percentile CI, {resamples} resamples"
     if n == 0:
         return PairedTest(
-            0, _NAN, _NAN, _NAN, _NAN, _NAN, confidence, _NAN, _NAN, 0, 0, 0, resamples, seed_used,
+            0, _NAN, _NAN, _NAN, _NAN, _NAN, confidence, _NAN, _NAN, 0, 0, 0, resamples, seed,
             f"paired sign-flip permutation; {boot_desc} (no complete pairs)",
         )  # fmt: skip
-
     wins = int(np.count_nonzero(d > tie_tolerance))
     losses = int(np.count_nonzero(d < -tie_tolerance))
-    nonzero = d[d != 0.0]
-    if nonzero.size == 0:
+    if resampled is None:
         p_value, ci_low, ci_high = 1.0, 0.0, 0.0
         method = f"paired sign-flip permutation (all differences zero); {boot_desc}"
     else:
-        perm_seq, boot_seq = seq.spawn(2)
-        scratch = _Scratch()
-        perm_tasks, exact, perm_desc = _permutation_tasks(nonzero, resamples, perm_seq, scratch)
-        boot_tasks = _bootstrap_tasks(d, resamples, boot_seq, scratch)
-        work = resamples * (n + (nonzero.size + 7) // 8)
-        results: list[Any] = _run([*perm_tasks, *boot_tasks], workers, work)
-        count = sum(results[: len(perm_tasks)])
-        p_value = count / (1 << nonzero.size) if exact else (count + 1) / (resamples + 1)
-        means = np.concatenate(results[len(perm_tasks) :]) / n
+        boot_desc = resampled.bootstrap or boot_desc
+        if resampled.exact:
+            patterns = 1 << int(np.count_nonzero(d))
+            p_value = resampled.extreme / patterns
+            perm_desc = f"paired sign-flip permutation, exact ({patterns} sign patterns)"
+        else:
+            p_value = (resampled.extreme + 1) / (resamples + 1)
+            perm_desc = f"paired sign-flip permutation, {resamples} Monte Carlo resamples"
         alpha = expanded_percentile_alpha(1.0 - confidence, n)
-        low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
+        low, high = np.nanquantile(resampled.means, [alpha / 2.0, 1.0 - alpha / 2.0])
         # A resampled mean always lies in [min d, max d]; clip away rounding (constant d).
         lo_d, hi_d = float(d.min()), float(d.max())
         ci_low, ci_high = min(max(float(low), lo_d), hi_d), min(max(float(high), lo_d), hi_d)
@@ -198,7 +242,7 @@ def paired_test(
     if n < 2:  # one difference says nothing about how much the mean could vary
         ci_low = ci_high = _NAN
         method += " (one pair: no interval)"
-
+    p = min(1.0, p_value)
     return PairedTest(
         n=n,
         mean_a=float(np.mean(x)),
@@ -207,13 +251,13 @@ def paired_test(
         ci_low=ci_low,
         ci_high=ci_high,
         confidence=confidence,
-        p_value=min(1.0, p_value),
-        p_value_adjusted=min(1.0, p_value),
+        p_value=p,
+        p_value_adjusted=p,
         wins=wins,
         ties=n - wins - losses,
         losses=losses,
         resamples=resamples,
-        seed=seed_used,
+        seed=seed,
         method=method,
     )
 
@@ -266,8 +310,8 @@ def adjust_holm(tests: Sequence[PairedTest]) -> list[PairedTest]:
 
 def _permutation_tasks(
     nonzero: np.ndarray, resamples: int, seq: np.random.SeedSequence, scratch: _Scratch
-) -> tuple[list[Callable[[], int]], bool, str]:
-    """Tasks counting sign patterns at least as extreme as observed; (tasks, exact, description)."""
+) -> tuple[list[Callable[[], int]], bool]:
+    """Tasks counting sign patterns at least as extreme as observed; (tasks, whether they count all patterns)."""
     k = nonzero.size
     table = _SignTable(nonzero)
     all_plus = np.full((1, table.pattern_bytes), 0xFF, dtype=np.uint8)  # the observed signs
@@ -280,11 +324,11 @@ def _permutation_tasks(
         for start in range(0, total, per_block):
             stop = min(total, start + per_block)
             tasks.append(partial(_count_exact, table, threshold, start, stop, scratch))
-        return tasks, True, f"paired sign-flip permutation, exact ({total} sign patterns)"
+        return tasks, True
     sizes = _block_sizes(resamples, per_block)
     for child, rows in zip(seq.spawn(len(sizes)), sizes):
         tasks.append(partial(_count_random, table, threshold, rows, np.random.default_rng(child), scratch))
-    return tasks, False, f"paired sign-flip permutation, {resamples} Monte Carlo resamples"
+    return tasks, False
 
 
 def _bootstrap_tasks(
