@@ -9,7 +9,7 @@ from itertools import islice
 from typing import Any
 
 from heta_nb._util.text import clip, clip_label
-from heta_nb.explorer.judge import judge_results
+from heta_nb.evaluators.judge import judge_results
 from heta_nb.model import EvaluationCaseResult
 from heta_nb.model.summary import is_evaluator_error, numeric_value
 from heta_nb.render.context.case import case_context

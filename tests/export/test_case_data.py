@@ -88,3 +88,27 @@ def test_a_comparison_shows_both_systems_side_by_side_with_quick_filters() -> No
     some = next(iter(data["pairs"].values()))
     assert [side[0] for side in some["s"]] == list(comparison.systems)
     assert all(len(side) >= 3 for side in some["s"])
+
+
+def test_exported_marks_follow_heta_evidence_rule_as_the_explorer_does() -> None:
+    from heta_nb.benchmark import BenchmarkCase, BenchmarkEvidence, BenchmarkExpected
+    from heta_nb.render.context.export_cases import CaseDataLimits, judge_marks
+
+    gold = BenchmarkCase(
+        case_id="c1",
+        query="q",
+        expected=BenchmarkExpected(evidence=(BenchmarkEvidence(locator={"source_key_prefix": "raw/b/test/d1/"}),)),
+    )
+
+    def result(key: str) -> dict[str, object]:
+        return {"id": key, "text": "t", "score": 1.0, "source": {"object_key": key}, "metadata": {}}
+
+    data = {
+        "case_id": "c1",
+        "query": "q",
+        "scores": [],
+        "response": {"mode": "m", "results": [result("raw/b/test/d2/x.txt"), result("raw/b/test/d1/x.txt")]},
+    }
+    # a locator is matched by Heta's rule, with no graded documents in sight
+    assert judge_marks(data, gold, 5) == ["n", "r"]
+    assert [r[2] for r in case_data(data, gold, CaseDataLimits())["r"]] == ["n", "r"]

@@ -15,14 +15,11 @@ from itertools import islice
 from typing import Any
 
 from heta_nb._util.text import shorten
-from heta_nb.evaluators.documents import judgements, result_document_ids
+from heta_nb.evaluators.judge import MARK_CODES, judge_results
 from heta_nb.render.context.formatting import as_mapping, describe
 from heta_nb.render.env import format_number
 
 __all__ = ["CaseDataLimits", "case_data", "comparison_pairs", "expected_data", "judge_marks", "pair_data"]
-
-_MATCHED = ("matched_reference_ids", "matched_documents", "matched_document_ids")
-_MISSING = ("missing_reference_ids", "missing_documents", "missing_document_ids")
 
 
 @dataclass(frozen=True)
@@ -45,38 +42,14 @@ class CaseDataLimits:
     """Last characters of an error's traceback."""
 
 
-def _ids(scores: Sequence[Mapping[str, Any]], keys: tuple[str, ...]) -> set[str]:
-    found: set[str] = set()
-    for score in scores:
-        metadata = as_mapping(score.get("metadata"))
-        for key in keys:
-            ids = metadata.get(key)
-            if isinstance(ids, (list, tuple)):
-                found.update(str(i) for i in islice(ids, 1000))
-    return found
-
-
 def judge_marks(data: Mapping[str, Any], gold: Any, limit: int) -> list[str]:
     """``r`` (relevant), ``n`` (not relevant) or ``u`` (not judged) for each of the first results.
 
-    With the benchmark's case, its judgements decide (a result from a document graded above 0
-    is relevant). Without it, the evaluators' own judgements in the scores' metadata decide
-    (matched documents are relevant, other documents of a judged case are not).
+    The explorer's rule (:func:`~heta_nb.evaluators.judge.judge_results`): with the
+    benchmark's case, Heta's evidence rule and the graded document judgements; without it,
+    the evaluators' matched ids, every other result not judged.
     """
-    results = list(islice(as_mapping(data.get("response")).get("results") or (), limit))
-    if gold is not None:
-        graded = judgements(gold)
-        relevant = {doc for doc, grade in graded.items() if grade > 0}
-        judged = bool(graded)
-    else:
-        scores = data.get("scores") or []
-        relevant = _ids(scores, _MATCHED)
-        judged = bool(relevant | _ids(scores, _MISSING))
-    marks = []
-    for result in results:
-        ids = {str(result.get("id")), *result_document_ids(as_mapping(result))}
-        marks.append("r" if ids & relevant else "n" if judged and len(ids) > 1 else "u")
-    return marks
+    return [MARK_CODES[j.mark] for j in judge_results(data, gold, limit)]
 
 
 def _source(result: Mapping[str, Any]) -> str:
