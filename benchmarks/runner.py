@@ -41,6 +41,7 @@ import tracemalloc
 from typing import Any
 
 import orjson
+from _targets import Targets
 from heta_framework.evaluation import (
     AnswerContains,
     AnswerExactMatch,
@@ -52,9 +53,13 @@ from heta_framework.evaluation.runner import _evaluate_cases
 from heta_framework.kb.search import QueryResponse, QueryResult
 
 from heta_nb.benchmark import Benchmark, BenchmarkCase, BenchmarkEvidence, BenchmarkExpected
+from heta_nb.evaluators import get
 from heta_nb.runner import Engine, RunConfig, RunState, reduce
+from heta_nb.runner.kb import normalize_response_data
 
 MODE = "full_text_search"
+BUILTIN = ("evidence_recall@5", "answer_contains", "answer_exact_match")
+"""heta_nb's evaluators of the same three metrics."""
 
 
 def make_response() -> QueryResponse:
@@ -172,16 +177,18 @@ def time_heta_nb(
     return elapsed, marks["last_case"] - marks["started"]
 
 
-def time_floor(benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, keep: bool) -> float:
+def time_floor(benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, keep: bool, native: bool = False) -> float:
     """The work every runner must do here, with none of heta_nb's runner around it.
 
     The same pool of workers queries the KB, turns the response into its JSON
-    object, scores it with Heta's three evaluators, and encodes and writes each 32
-    cases with orjson and one ``writev``: no events, ordering, retries, timeouts,
-    error capture or JSON-safety fallback. ``keep``: the results stay in memory
-    (their dicts and their bytes), as a runner that returns a report must keep them.
+    object, scores it with Heta's three evaluators (``native``: heta_nb's, on the
+    response's JSON object), and encodes and writes each 32 cases with orjson and one
+    ``writev``: no events, ordering, retries, timeouts, error capture or JSON-safety
+    fallback. ``keep``: the results stay in memory (their dicts and their bytes), as a
+    runner that returns a report must keep them.
     """
     evaluators = heta_evaluators()
+    builtin = [get(name) for name in BUILTIN]
     kept: list[Any] = []
 
     async def loop(fd: int) -> None:
@@ -192,8 +199,12 @@ def time_floor(benchmark: Benchmark, kb: NoOpKB, concurrency: int, *, keep: bool
             for case in todo:
                 started = time.perf_counter()
                 raw = await kb.query(case.query, mode=MODE, top_k=10)
-                response = {"mode": raw.mode, "results": [r.__dict__ for r in raw.results], "answer": raw.answer}
-                scores = [(await e.evaluate(case=case, response=raw)).__dict__ for e in evaluators]
+                if native:
+                    response = normalize_response_data(raw, MODE, safe=False)
+                    scores = [e.score_json(case, response) for e in builtin]
+                else:
+                    response = {"mode": raw.mode, "results": [r.__dict__ for r in raw.results], "answer": raw.answer}
+                    scores = [(await e.evaluate(case=case, response=raw)).__dict__ for e in evaluators]
                 batch.append(
                     {
                         "case_id": case.case_id,
@@ -282,6 +293,7 @@ def main() -> None:
     bare_heta: list[float] = []
     bare_ours: list[float] = []
     floors: dict[bool, list[float]] = {False: [], True: []}
+    native_floor: list[float] = []
     for _ in range(args.repeat):  # interleaved, so load changes hit every row alike
         gc.collect()
         heta_loops.append(time_heta(bench, kb, 8))
@@ -298,6 +310,8 @@ def main() -> None:
         for keep in (False, True):
             gc.collect()
             floors[keep].append(time_floor(bench, kb, 8, keep=keep))
+        gc.collect()
+        native_floor.append(time_floor(bench, kb, 8, keep=True, native=True))
     heta_loop = min(heta_loops)
     heta_run = min(runs["Heta _evaluate_cases (no events, no checkpoint)"])
     print(f"1-2. no-op KB, 10 results, 3 evaluators, concurrency 8, {n:,} cases (best of {args.repeat}, interleaved)")
@@ -323,6 +337,19 @@ def main() -> None:
     for keep, label in ((False, "results dropped once written"), (True, "results kept, dicts and bytes")):
         floor_loop = min(floors[keep])
         print(f"     {label:48} {floor_loop / n * 1e6:>7.1f} {heta_loop / floor_loop:>7.2f}x")
+    print("   no runner at all, heta_nb's evaluators (query, response JSON, score, orjson, writev), results kept:")
+    print(f"     {'':48} {min(native_floor) / n * 1e6:>7.1f} {heta_loop / min(native_floor):>7.2f}x")
+    targets = Targets(__file__)
+    checkpointed = min(loops["heta_nb, Heta's evaluators, events + checkpoint"])
+    targets.check("runner, Heta's 3 evaluators, checkpoint on / Heta's bare loop", checkpointed / heta_loop, 0.85)
+    targets.check(
+        "  floor: no runner, Heta's evaluators, results kept / Heta's bare loop", min(floors[True]) / heta_loop, 0.85
+    )
+    in_memory = min(loops["heta_nb, heta_nb's evaluators, events, in memory"])
+    targets.check("runner, heta_nb's evaluators, in memory / Heta's bare loop", in_memory / heta_loop, 0.5)
+    targets.check(
+        "  floor: no runner, heta_nb's evaluators, results kept / Heta's bare loop", min(native_floor) / heta_loop, 0.5
+    )
 
     slow = NoOpKB(latency=0.020)
     bench2k = make_benchmark(2000)
@@ -343,6 +370,7 @@ def main() -> None:
         f"   heta_nb whole run               {ours_wall:.3f} s = {ours_wall / ideal:.2f}x ideal "
         "(checkpoint and events on, report saved)"
     )
+    targets.check("20 ms KB, 2,000 cases, c=64: heta_nb case loop / bare asyncio.sleep pool", ours_loop / floor, 1.05)
 
     print("4. peak traced memory per case (no-op KB, Heta's evaluators, no store)")
     for size in (2000, 20000):
@@ -350,6 +378,7 @@ def main() -> None:
         theirs = peak_per_case(lambda big=big: time_heta(big, kb, 8), size)
         ours = peak_per_case(lambda big=big: time_heta_nb(big, kb, 8, heta_evaluators(), store=False)[0], size)
         print(f"   {size:>6,} cases: Heta {theirs / 1024:6.1f} KiB/case, heta_nb {ours / 1024:6.1f} KiB/case")
+    targets.report()
 
 
 if __name__ == "__main__":

@@ -156,7 +156,7 @@ class CaseRunner:
                 await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
                 continue
             break
-        query_ms = _elapsed_ms(started)
+        query_ms = round((perf_counter() - started) * 1000, 3)  # (rounded as Heta rounds a latency)
         scores: list[dict[str, Any]] = []
         failed_evaluators: list[str] | None = None
         if response is not None:
@@ -222,7 +222,7 @@ class CaseRunner:
                         failed_evaluators = []
                     failed_evaluators.append(evaluator.name)
                 scores.append(data)
-        latency_ms = _elapsed_ms(started)
+        latency_ms = round((perf_counter() - started) * 1000, 3)
         extra: dict[str, Any] = {"case_index": case_index, "query_ms": query_ms, "attempts": attempts}
         if failed_evaluators:
             extra["evaluator_errors"] = failed_evaluators
@@ -396,11 +396,6 @@ def _cancel_requested(task: Any) -> bool:
     """Whether someone asked ``task`` to stop (always assumed on Python 3.10, which cannot tell)."""
     cancelling = getattr(task, "cancelling", None)
     return cancelling is None or cancelling() > 0
-
-
-def _elapsed_ms(started: float) -> float:
-    """Milliseconds since ``started`` (a ``perf_counter`` reading), rounded as Heta rounds a latency."""
-    return round((perf_counter() - started) * 1000, 3)
 
 
 def _timeout_error(timeout_s: float | None, attempts: int, blocked: float | None = None) -> dict[str, Any]:

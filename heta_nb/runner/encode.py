@@ -18,6 +18,8 @@ __all__ = ["encode_case", "encode_result", "has_non_finite", "unencodable"]
 
 _SCORE_VALUE = operator.itemgetter("value")
 _RESULT_SCORE = operator.itemgetter("score")
+_NULL_VALUE = b'"value":null'
+_NULL_SCORE = b'"score":null'
 
 
 def has_non_finite(data: dict[str, Any]) -> bool:
@@ -60,7 +62,9 @@ def encode_result(data: dict[str, Any], raw: Any, mode: str) -> tuple[dict[str, 
         encoded = ORJSON_DUMPS(data) if ORJSON_DUMPS is not None else dumps_bytes(data)
     except TypeError:
         return _encode_converted(data, raw, mode)
-    if has_non_finite(data):  # orjson wrote them as null
+    # orjson writes NaN and infinities as null: only a score's "value" or a result's "score"
+    # written as null can be one (JSON text cannot hold these bytes unescaped in a string)
+    if (_NULL_VALUE in encoded or _NULL_SCORE in encoded) and has_non_finite(data):
         return _encode_converted(data, raw, mode)
     return data, encoded
 
