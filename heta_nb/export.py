@@ -34,6 +34,8 @@ from heta_nb._util.text import shorten
 from heta_nb._version import __version__
 from heta_nb.model import EvaluationReport
 from heta_nb.model.collect import FLOAT, INT
+from heta_nb.model.io import load_report
+from heta_nb.model.parse import paused_gc
 from heta_nb.model.summary import as_float
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
@@ -458,8 +460,7 @@ def to_html(
     Args:
         obj: an :class:`EvaluationReport` (or anything ``load_report`` accepts) or a
             :class:`~heta_nb.comparison.Comparison`.
-        path: where to write (atomically; missing parent folders are created, a
-            folder is refused); None only returns the text.
+        path: where to write (atomically; missing folders made, a folder refused); None: only return it.
         limits: how much to include (texts are truncated; the full data stays in the store).
         title: the document title.
         benchmark: the benchmark the report was run on: each case's expected answers and
@@ -472,14 +473,13 @@ def to_html(
     limits = limits or ExportLimits()
     from heta_nb.comparison import Comparison
 
-    if isinstance(obj, Comparison):
-        html = _comparison_document(obj, limits, title, benchmark)
-    elif callable(getattr(obj, "standalone_document", None)):  # a view made above this module (a Leaderboard)
-        html = obj.standalone_document(limits, title)
-    else:
-        from heta_nb.model.io import load_report
-
-        html = _report_document(load_report(obj), limits, title, benchmark)
+    with paused_gc():  # every case's details: a million short-lived containers and no cycles
+        if isinstance(obj, Comparison):
+            html = _comparison_document(obj, limits, title, benchmark)
+        elif callable(getattr(obj, "standalone_document", None)):  # a view made above this module (a Leaderboard)
+            html = obj.standalone_document(limits, title)
+        else:
+            html = _report_document(load_report(obj), limits, title, benchmark)
     if path is not None:
         write_atomically(path, html.encode("utf-8"))
     return html

@@ -36,7 +36,7 @@ def as_text(value: Any) -> str:
 
 def shorten(value: Any, limit: int, *, ellipsis: str = ELLIPSIS) -> str:
     """At most ``limit`` characters; when cut, the text ends with ``ellipsis`` (``…``)."""
-    text = as_text(value)
+    text = value if type(value) is str else as_text(value)
     if len(text) <= limit:
         return text
     return text[: max(limit - len(ellipsis), 0)] + ellipsis

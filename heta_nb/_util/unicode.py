@@ -17,9 +17,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def valid_text(text: str) -> str:
     """``text`` for people to read: every lone surrogate becomes U+FFFD (�)."""
-    if text.isascii() or _SURROGATE.search(text) is None:
+    if text.isascii():
         return text
-    return _SURROGATE.sub("\ufffd", text)
+    try:  # (UTF-8 refuses exactly the lone surrogates; the C encoder is faster than a regex search)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def escape_surrogates_in_json(json_text: str) -> str:

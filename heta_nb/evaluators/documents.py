@@ -53,6 +53,7 @@ qrels"``), which Heta's summary averages in.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -88,7 +89,13 @@ def document_id_from_key(key: Any) -> str | None:
     """The benchmark document id inside a raw key (Heta's parsing), or None."""
     if key is None:
         return None
-    parts = [part for part in str(key).split("/") if part]
+    return _document_id_from_key(key if type(key) is str else str(key))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _document_id_from_key(key: str) -> str | None:
+    """:func:`document_id_from_key` of a string (the same chunk keys recur across a report's cases)."""
+    parts = [part for part in key.split("/") if part]
     if "beir" in parts:
         index = parts.index("beir")
         if len(parts) > index + 2:

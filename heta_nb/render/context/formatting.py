@@ -119,21 +119,29 @@ def describe(value: Any, budget: int, depth: int = 0) -> str:
     Lists and mappings are described without walking more than a few items, so a huge
     or deeply nested metadata value costs nothing.
     """
+    kind = type(value)  # (exact types first: an export describes every score's metadata)
+    if kind is str:
+        return value if len(value) <= budget else shorten(value, budget)
     if value is None:
         return "null"
-    if isinstance(value, bool):
+    if kind is float:
+        return format_number(value, 4)
+    if kind is bool or isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return format_number(value, 4) if isinstance(value, float) else f"{value:,}"
+    if kind is int or isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return format_number(value, 4)
     if isinstance(value, str):
         return shorten(value, budget)
     if depth >= 2:
         return "{…}" if isinstance(value, Mapping) else "[…]"
-    if isinstance(value, Mapping):
-        items = ((f"{shorten(key, 40)}: ", item) for key, item in islice(value.items(), 8))
-        return _describe_items(items, len(value), "{}", budget, depth)
-    if isinstance(value, (list, tuple)):
-        return _describe_items((("", item) for item in islice(value, 10)), len(value), "[]", budget, depth)
+    if kind is dict or isinstance(value, Mapping):
+        labels = [(f"{key}: " if type(key) is str and len(key) <= 40 else f"{shorten(key, 40)}: ", item)
+                  for key, item in islice(value.items(), 8)]  # fmt: skip
+        return _describe_items(labels, len(value), "{}", budget, depth)
+    if kind is list or isinstance(value, (list, tuple)):
+        return _describe_items([("", item) for item in islice(value, 10)], len(value), "[]", budget, depth)
     return shorten(type(value).__name__, 40)
 
 
@@ -176,4 +184,4 @@ def mapping_entries(
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """``value`` if it is a mapping, else an empty dict (for fields a report may leave out)."""
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
