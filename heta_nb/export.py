@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -40,7 +41,7 @@ from heta_nb.model.summary import as_float
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
 from heta_nb.render.context.export_cases import CaseDataLimits, case_data, comparison_pairs, expected_data
-from heta_nb.render.env import environment
+from heta_nb.render.env import environment, html_safe_json
 from heta_nb.render.figures import draw_svg
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -400,26 +401,22 @@ def _document(
     facts: list[tuple[str, str]],
     manifests: list[dict[str, Any]],
 ) -> str:
-    """The standalone page (``standalone.html.j2``) around a static view: of a report or a comparison.
+    """The standalone page (``standalone.html.j2``, its HTML text) around a static view: of a report or a comparison.
 
     Args:
-        title: the document title (the browser tab's).
-        heading: a title above the view, only one the caller chose (else the view's own is the title).
-        fragment: the static view (HTML made by :mod:`heta_nb.render`).
-        figures: :func:`_figure_entry` dicts.
-        explorer: the explorer's ``columns``, ``rows``, ``modes`` and ``metrics``.
-        explorer_noun: what one explorer row is, after its count.
-        data_id: the id of the explorer's JSON payload.
-        facts: ``(label, value)`` pairs that trace the export.
-        manifests: :func:`_manifest_block` dicts.
-
-    Returns:
-        The HTML text.
+        title: the document title (the browser tab's); ``heading``: a title above the view, only
+            one the caller chose (else the view's own is the title).
+        fragment: the static view (HTML made by :mod:`heta_nb.render`); ``figures``: :func:`_figure_entry` dicts.
+        explorer: the explorer's ``columns``, ``rows``, ``modes`` and ``metrics``; ``explorer_noun``:
+            what one explorer row is, after its count; ``data_id``: the id of its JSON payload.
+        facts: ``(label, value)`` pairs that trace the export; ``manifests``: :func:`_manifest_block` dicts.
     """
-    return (
+    token = f"heta-nb-explorer-json-{uuid.uuid4().hex}"  # (unguessable: report text cannot hold it)
+    page = (
         environment()
         .get_template("standalone.html.j2")
         .render(
+            explorer_json=Markup(token),  # the JSON (tens of MB) is put in after rendering: no copies
             title=title,
             heading=heading,
             version=__version__,
@@ -435,6 +432,8 @@ def _document(
             explorer_js=Markup(_asset("explorer.js")),
         )
     )
+    head, _, tail = page.partition(token)
+    return head + html_safe_json(explorer) + tail
 
 
 def standalone_page(**parts: Any) -> str:

@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; Jinja's filter
 from heta_nb._util.unicode import valid_text
 from heta_nb.model.summary import as_float
 
-__all__ = ["environment", "format_count", "format_number"]
+__all__ = ["environment", "format_count", "format_number", "html_safe_json"]
 
 _LOCK = threading.Lock()
 _ENV: jinja2.Environment | None = None
@@ -110,10 +110,10 @@ _HTML_SAFE = ((b"&", b"\\u0026"), (b"<", b"\\u003c"), (b">", b"\\u003e"), (b"'",
 _LINE_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
 
-def _tojson(value: Any) -> markupsafe.Markup:
-    """Jinja's ``tojson`` (HTML-safe JSON for a ``<script>``), through orjson: 10x faster on an
-    export's embedded case data. Keys sorted as Jinja sorts them; a value orjson refuses (a
-    lone surrogate, a non-string key) goes through Jinja's own filter."""
+def html_safe_json(value: Any) -> str:
+    """Jinja's ``tojson`` as plain text (HTML-safe JSON for a ``<script>``), through orjson: 10x
+    faster on an export's embedded case data. Keys sorted as Jinja sorts them; a value orjson
+    refuses (a lone surrogate, a non-string key) goes through Jinja's own function."""
     if orjson is not None:
         try:
             data: bytes = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -125,8 +125,13 @@ def _tojson(value: Any) -> markupsafe.Markup:
             for raw, escaped in _LINE_SEPARATORS:
                 if raw in data:
                     data = data.replace(raw, escaped)
-            return markupsafe.Markup(data.decode("utf-8"))
-    return htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True)
+            return data.decode("utf-8")
+    return str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))
+
+
+def _tojson(value: Any) -> markupsafe.Markup:
+    """The ``tojson`` filter: :func:`html_safe_json`."""
+    return markupsafe.Markup(html_safe_json(value))
 
 
 def environment() -> jinja2.Environment:

@@ -62,9 +62,14 @@ def _source(result: Mapping[str, Any]) -> str:
     source = as_mapping(result.get("source"))
     metadata = as_mapping(result.get("metadata"))
     key = source.get("object_key") or metadata.get("source_key") or source.get("document_id") or ""
-    name = str(key).rsplit("/", 1)[-1]
     chunk = source.get("chunk_index", metadata.get("chunk_index"))
-    return shorten(name, 60) + (f" · chunk {chunk}" if isinstance(chunk, int) and not isinstance(chunk, bool) else "")
+    return _source_text(key if type(key) is str else str(key), chunk if type(chunk) is int else None)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _source_text(key: str, chunk: int | None) -> str:
+    """A result's file name (and chunk), by its raw key (the same chunks recur across cases)."""
+    return shorten(key.rsplit("/", 1)[-1], 60) + ("" if chunk is None else f" · chunk {chunk}")
 
 
 def _score(score: Mapping[str, Any], limits: CaseDataLimits) -> list[Any]:
@@ -114,25 +119,27 @@ def case_data(data: Mapping[str, Any], gold: Any, limits: CaseDataLimits) -> dic
         results = response.get("results") or []
         marks = judge_marks(data, gold, limits.results)
         out["a"] = None if answer is None else shorten(answer, limits.text_chars)
+        chars = limits.result_chars
         out["r"] = [
             [
                 shorten(result.get("id"), 40),
                 format_number(result.get("score"), 3),
                 mark,
-                _source(as_mapping(result)),
-                shorten(as_mapping(result).get("text"), limits.result_chars),
+                _source(result),
+                shorten(result.get("text"), chars),
             ]
-            for result, mark in zip(results, marks)
+            for result, mark in zip(map(as_mapping, results), marks)
         ]
         out["rn"] = len(results)
-        shown = {str(as_mapping(r).get("id")) for r in islice(results, limits.results)}
+        citations = response.get("citations")
+        shown = {str(r.get("id")) for r in map(as_mapping, islice(results, limits.results))} if citations else ()
         out["c"] = [
             [
                 shorten(c.get("id"), 40),
                 shorten(c.get("result_id") or "", 40),
-                "" if str(c.get("result_id")) in shown else shorten(c.get("text") or "", limits.result_chars),
+                "" if str(c.get("result_id")) in shown else shorten(c.get("text") or "", chars),
             ]
-            for c in (as_mapping(c) for c in islice(response.get("citations") or (), limits.citations))
+            for c in map(as_mapping, islice(citations or (), limits.citations))
         ]
         trace = response.get("trace") or []
         out["t"] = [
