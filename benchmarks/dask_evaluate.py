@@ -6,8 +6,8 @@ Usage::
 
 Two figures, each measured side by side (:func:`interleaved`: the runs take turns) in this
 one run, against a ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``
-started before the clock (its start-up is printed apart) with the settings ``executor="dask"``
-uses (Dask's statistical profiler off, ``QUIET_WORKERS``):
+started before the clock (its start-up is printed apart) by ``local_cluster``, as
+``executor="dask"`` starts one (Dask's statistical profiler off, ``QUIET_WORKERS``):
 
 * a CPU-bound KB: the demo's real Heta full-text (BM25) KB over the demo's 80 documents and
   ``--copies`` edited copies of each, so that one query scores enough chunks in Python to
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import logging
 import os
 import pickle
 import sys
@@ -173,10 +172,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     import cloudpickle
-    import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    from heta_nb.runner.distributed import QUIET_WORKERS
+    from heta_nb.runner.distributed import local_cluster
 
     targets = Targets(__file__)
     with tempfile.TemporaryDirectory() as tmp:
@@ -185,10 +183,7 @@ def main() -> int:
         per_query = query_ms(kb, bench)
         print(f"corpus: {len(bench.documents)} documents, {len(bench.cases)} cases; one query: {per_query:.1f} ms")
         started = time.perf_counter()
-        with dask.config.set(QUIET_WORKERS):  # (as executor="dask" starts its cluster)
-            cluster = LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
-            )
+        cluster = local_cluster(2)  # (the cluster executor="dask" starts, of 2 workers)
         client = Client(cluster)
         print(f"LocalCluster of 2 worker processes: started in {time.perf_counter() - started:.1f} s (not timed)")
         try:

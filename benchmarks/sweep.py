@@ -165,19 +165,14 @@ def main() -> int:
     client = cluster = None
     if not args.no_dask:
         try:
-            from distributed import Client, LocalCluster
+            from distributed import Client
         except ImportError:
             print("(Dask left out: pip install 'heta-nb[dask]')")
         else:
-            from dask import config as dask_config
-
-            from heta_nb.runner.distributed import QUIET_WORKERS
+            from heta_nb.runner.distributed import local_cluster
 
             started = time.perf_counter()
-            with dask_config.set(QUIET_WORKERS):  # (as executor="dask" starts its cluster)
-                cluster = LocalCluster(
-                    n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-                )
+            cluster = local_cluster(args.workers)  # (the cluster executor="dask" starts)
             client = Client(cluster)
             name = f"Dask LocalCluster, {args.workers} workers (start-up {time.perf_counter() - started:.1f} s apart)"
             configurations.append((name, client, args.workers, TARGET))

@@ -90,9 +90,9 @@ def judge_results(case_result: Mapping[str, Any], benchmark_case: Any, limit: in
     if benchmark_case is None:
         scores = case_result.get("scores") or ()
         matched = _reported_by_evaluators(scores, _MATCHED_KEYS)
-        marks = []
         if not matched:  # (nothing to look up: every result unjudged)
             return [_UNJUDGED_NO_GOLD] * len(results)
+        marks = []
         for result in results:
             if str(result.get("id")) in matched or not matched.isdisjoint(result_document_ids(result)):
                 marks.append(Judgement("relevant", "an evaluator matched it to the expected evidence"))

@@ -39,6 +39,7 @@ __all__ = [
     "RemoteUnit",
     "Take",
     "batch_sizes",
+    "local_cluster",
 ]
 
 GUIDE = 2
@@ -142,21 +143,9 @@ class DaskCases:
     def _open(cls, executor: Any) -> DaskCases:
         if not (isinstance(executor, str) and executor == "dask"):
             return cls(executor)
-        import logging
-
-        from dask import config as dask_config
-
-        dask: Any = _distributed()
-        with dask_config.set(QUIET_WORKERS):
-            cluster = dask.LocalCluster(
-                n_workers=_usable_cpus(),
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",
-                silence_logs=logging.ERROR,
-            )
+        cluster = local_cluster(_usable_cpus())
         try:
-            return cls(dask.Client(cluster), cluster)
+            return cls(_distributed().Client(cluster), cluster)
         except BaseException:
             cluster.close()
             raise
@@ -290,6 +279,23 @@ class _Live:
     def all(self) -> list[Any]:
         with self._lock:
             return list(self._futures)
+
+
+def local_cluster(n_workers: int) -> Any:
+    """A Dask ``LocalCluster`` of ``n_workers`` single-threaded processes, started with
+    :data:`QUIET_WORKERS` (the cluster ``executor="dask"`` and a sweep's ``"dask"`` start)."""
+    import logging
+
+    from dask import config as dask_config
+
+    with dask_config.set(QUIET_WORKERS):
+        return _distributed().LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
 
 
 def _distributed() -> Any:

@@ -115,18 +115,12 @@ def choose_executor(executor: Any, max_workers: int | None, pairs: int) -> Place
         from heta_nb._util.optional import require
 
         require("distributed", extra="dask", purpose='executor="dask"')
-        import logging
+        from distributed import Client
 
-        from dask import config as dask_config
-        from distributed import Client, LocalCluster
-
-        from heta_nb.runner.distributed import QUIET_WORKERS
+        from heta_nb.runner.distributed import local_cluster
 
         n = max_workers or cpus
-        with dask_config.set(QUIET_WORKERS):
-            cluster = LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
-            )
+        cluster = local_cluster(n)
         return Placement("dask", n, client=Client(cluster), own_cluster=cluster)
     return Placement(executor, size)
 
