@@ -20,15 +20,10 @@ import hashlib
 import json
 import math
 import os
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from markupsafe import Markup
+from typing import TYPE_CHECKING, Any, overload
 
 from heta_nb._util.atomic import write_atomically
 from heta_nb._util.text import shorten
@@ -41,8 +36,8 @@ from heta_nb.model.summary import as_float
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
 from heta_nb.render.context.export_cases import CaseDataLimits, case_data, comparison_pairs, expected_data
-from heta_nb.render.env import environment, html_safe_json
 from heta_nb.render.figures import draw_svg
+from heta_nb.render.standalone import Page, standalone_document
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.comparison import Comparison
@@ -262,7 +257,7 @@ def _manifest_block(title: str, value: Any, limit: int) -> dict[str, Any]:
     return {"title": title, "text": text[:limit], "truncated": len(text) > limit, "size": len(text)}
 
 
-def _report_document(report: EvaluationReport, limits: ExportLimits, title: str | None, benchmark: Any) -> str:
+def _report_document(report: EvaluationReport, limits: ExportLimits, title: str | None, benchmark: Any) -> Page:
     fragment = render_report_html(
         report, RenderLimits(max_cases_per_mode=limits.cases_per_mode, max_details=limits.details)
     )
@@ -288,7 +283,7 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         _manifest_block("Run metadata", data["metadata"], limits.manifest_chars),
     ]
     explorer = report_explorer_data(report, limits, benchmark)
-    return _document(
+    return standalone_document(
         title=title or f"heta_nb report {report.report_id} · {report.benchmark.key}",
         heading=title,
         fragment=fragment,
@@ -368,7 +363,7 @@ def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[di
     return figures
 
 
-def _comparison_document(comparison: Comparison, limits: ExportLimits, title: str | None, benchmark: Any) -> str:
+def _comparison_document(comparison: Comparison, limits: ExportLimits, title: str | None, benchmark: Any) -> Page:
     figures = _comparison_figures(comparison, limits)
     explorer = comparison_explorer_data(comparison, limits, benchmark)
     facts = [
@@ -376,7 +371,7 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
         ("baseline", comparison.baseline),
         ("exported by", f"heta_nb {__version__}"),
     ]
-    return _document(
+    return standalone_document(
         title=title or f"heta_nb comparison · {', '.join(comparison.systems)}",
         heading=title,
         fragment=render_comparison_html(comparison),
@@ -389,61 +384,32 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
     )
 
 
-def _document(
+def standalone_page(**parts: Any) -> Page:
+    """The standalone page around a static view made above this module (a leaderboard); see
+    :func:`~heta_nb.render.standalone.standalone_document`."""
+    return standalone_document(**parts)
+
+
+@overload
+def to_html(
+    obj: Any,
+    path: None = None,
     *,
-    title: str,
-    heading: str | None = None,
-    fragment: str,
-    figures: list[dict[str, str]],
-    explorer: dict[str, Any],
-    explorer_noun: str,
-    data_id: str,
-    facts: list[tuple[str, str]],
-    manifests: list[dict[str, Any]],
-) -> str:
-    """The standalone page (``standalone.html.j2``, its HTML text) around a static view: of a report or a comparison.
-
-    Args:
-        title: the document title (the browser tab's); ``heading``: a title above the view, only
-            one the caller chose (else the view's own is the title).
-        fragment: the static view (HTML made by :mod:`heta_nb.render`); ``figures``: :func:`_figure_entry` dicts.
-        explorer: the explorer's ``columns``, ``rows``, ``modes`` and ``metrics``; ``explorer_noun``:
-            what one explorer row is, after its count; ``data_id``: the id of its JSON payload.
-        facts: ``(label, value)`` pairs that trace the export; ``manifests``: :func:`_manifest_block` dicts.
-    """
-    token = f"heta-nb-explorer-json-{uuid.uuid4().hex}"  # (unguessable: report text cannot hold it)
-    page = (
-        environment()
-        .get_template("standalone.html.j2")
-        .render(
-            explorer_json=Markup(token),  # the JSON (tens of MB) is put in after rendering: no copies
-            title=title,
-            heading=heading,
-            version=__version__,
-            exported_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            fragment=Markup(fragment),
-            figures=figures,
-            explorer=explorer,
-            explorer_rows=len(explorer["rows"]),
-            explorer_noun=explorer_noun,
-            data_id=data_id,
-            facts=facts,
-            manifests=manifests,
-            explorer_js=Markup(_asset("explorer.js")),
-        )
-    )
-    head, _, tail = page.partition(token)
-    return head + html_safe_json(explorer) + tail
+    limits: ExportLimits | None = None,
+    title: str | None = None,
+    benchmark: Any = None,
+) -> str: ...
 
 
-def standalone_page(**parts: Any) -> str:
-    """The standalone page around a static view made above this module (a leaderboard); see ``_document``."""
-    return _document(**parts)
-
-
-def _asset(name: str) -> str:
-    """A file of ``render/assets`` (the explorer's script)."""
-    return (resources.files("heta_nb") / "render" / "assets" / name).read_text(encoding="utf-8")
+@overload
+def to_html(
+    obj: Any,
+    path: str | os.PathLike[str],
+    *,
+    limits: ExportLimits | None = None,
+    title: str | None = None,
+    benchmark: Any = None,
+) -> Path: ...
 
 
 def to_html(
@@ -453,7 +419,7 @@ def to_html(
     limits: ExportLimits | None = None,
     title: str | None = None,
     benchmark: Any = None,
-) -> str:
+) -> str | Path:
     """A standalone HTML document for a report or a comparison; written to ``path`` if given.
 
     Args:
@@ -467,21 +433,24 @@ def to_html(
             data; without it, chunks are judged from the evaluators' metadata).
 
     Returns:
-        The HTML text.
+        The path written; without ``path``, the HTML text. (A notebook cell ending in
+        ``to_html(report, "report.html")`` shows the path, not tens of MB of text; the
+        file is written without the page ever being one text in memory.)
     """
     limits = limits or ExportLimits()
     from heta_nb.comparison import Comparison
 
+    page: Page | str
     with paused_gc():  # every case's details: a million short-lived containers and no cycles
         if isinstance(obj, Comparison):
-            html = _comparison_document(obj, limits, title, benchmark)
+            page = _comparison_document(obj, limits, title, benchmark)
         elif callable(getattr(obj, "standalone_document", None)):  # a view made above this module (a Leaderboard)
-            html = obj.standalone_document(limits, title)
+            page = obj.standalone_document(limits, title)
         else:
-            html = _report_document(load_report(obj), limits, title, benchmark)
-    if path is not None:
-        write_atomically(path, html.encode("utf-8"))
-    return html
+            page = _report_document(load_report(obj), limits, title, benchmark)
+    if path is None:
+        return page if isinstance(page, str) else page.text()
+    return write_atomically(path, [page.encode("utf-8")] if isinstance(page, str) else page.chunks())
 
 
 def export(obj: Any, path: str | os.PathLike[str]) -> Path:

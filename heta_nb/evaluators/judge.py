@@ -54,12 +54,14 @@ def _reported_by_evaluators(scores: Sequence[Mapping[str, Any]], keys: tuple[str
     """The ids the evaluators' score metadata lists under ``keys``."""
     found: set[str] = set()
     for score in scores:
-        metadata = score.get("metadata") if isinstance(score, Mapping) else None
-        if not isinstance(metadata, Mapping):
+        if type(score) is not dict and not isinstance(score, Mapping):
+            continue
+        metadata = score.get("metadata")
+        if not metadata or (type(metadata) is not dict and not isinstance(metadata, Mapping)):
             continue
         for key in keys:
             ids = metadata.get(key)
-            if isinstance(ids, (list, tuple)):
+            if ids and isinstance(ids, (list, tuple)):
                 found.update(str(i) for i in islice(ids, 1000))
     return found
 
@@ -85,8 +87,8 @@ def judge_results(case_result: Mapping[str, Any], benchmark_case: Any, limit: in
         One judgement per result, in rank order.
     """
     response = case_result.get("response")
-    found = response.get("results") if isinstance(response, Mapping) else None
-    results = [r if isinstance(r, Mapping) else {} for r in islice(found or (), limit)]
+    found = response.get("results") if type(response) is dict or isinstance(response, Mapping) else None
+    results = [r if type(r) is dict or isinstance(r, Mapping) else {} for r in islice(found or (), limit)]
     if benchmark_case is None:
         scores = case_result.get("scores") or ()
         matched = _reported_by_evaluators(scores, _MATCHED_KEYS)

@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; Jinja's filter
 from heta_nb._util.unicode import valid_text
 from heta_nb.model.summary import as_float
 
-__all__ = ["environment", "format_count", "format_number", "html_safe_json"]
+__all__ = ["environment", "format_count", "format_number", "html_safe_json", "html_safe_json_bytes"]
 
 _LOCK = threading.Lock()
 _ENV: jinja2.Environment | None = None
@@ -111,22 +111,31 @@ _LINE_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029")
 
 
 def html_safe_json(value: Any) -> str:
-    """Jinja's ``tojson`` as plain text (HTML-safe JSON for a ``<script>``), through orjson: 10x
-    faster on an export's embedded case data. Keys sorted as Jinja sorts them; a value orjson
-    refuses (a lone surrogate, a non-string key) goes through Jinja's own function."""
+    """Jinja's ``tojson`` as plain text (HTML-safe JSON for a ``<script>``); see :func:`html_safe_json_bytes`."""
+    if orjson is not None:
+        try:
+            return html_safe_json_bytes(value).decode("utf-8")
+        except TypeError:
+            pass
+    return str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))
+
+
+def html_safe_json_bytes(value: Any) -> bytes:
+    """:func:`html_safe_json` as UTF-8 bytes, through orjson: 10x faster than Jinja's on an
+    export's embedded case data, and no text copy of tens of MB. Keys sorted as Jinja sorts
+    them; a value orjson refuses (a lone surrogate, a non-string key) goes through Jinja's
+    own function."""
     if orjson is not None:
         try:
             data: bytes = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except TypeError:
             pass
         else:
-            for raw, escaped in _HTML_SAFE:
-                data = data.replace(raw, escaped)
-            for raw, escaped in _LINE_SEPARATORS:
-                if raw in data:
+            for raw, escaped in (*_HTML_SAFE, *_LINE_SEPARATORS):
+                if raw in data:  # (a scan; a copy only when there is something to escape)
                     data = data.replace(raw, escaped)
-            return data.decode("utf-8")
-    return str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))
+            return data
+    return valid_text(str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))).encode("utf-8")
 
 
 def _tojson(value: Any) -> markupsafe.Markup:

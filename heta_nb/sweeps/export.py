@@ -15,10 +15,13 @@ import functools
 import hashlib
 import math
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.text import shorten
 from heta_nb._version import __version__
+
+if TYPE_CHECKING:
+    from heta_nb.render.standalone import Page
 
 __all__ = ["board_html", "board_sections", "figure_view"]
 
@@ -61,7 +64,7 @@ def _explorer(board: Any) -> dict[str, Any]:
     }
 
 
-def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | None = None) -> str:
+def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | None = None) -> Page:
     """The standalone page of ``board``; written atomically to ``path`` when given."""
     from heta_nb._util.atomic import write_atomically
     from heta_nb.export import standalone_page
@@ -82,7 +85,7 @@ def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | 
             }
         )
     key = "|".join([*board.benchmarks, *board.systems, *board.metrics])
-    html = standalone_page(
+    page = standalone_page(
         title=title or f"heta_nb leaderboard · {', '.join(board.benchmarks)}",
         fragment=render_leaderboard_html(board),
         figures=figures,
@@ -99,8 +102,8 @@ def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | 
         manifests=[],
     )
     if path is not None:
-        write_atomically(path, html.encode("utf-8"))
-    return html
+        write_atomically(path, page.chunks())
+    return page
 
 
 def _source_code(board: Any, source: Any) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
 
 from heta_nb._util.frames import frame as frame_of
 from heta_nb.model.record import RichDisplay
@@ -18,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
     from heta_nb.comparison import Comparison
+    from heta_nb.render.standalone import Page
 
 __all__ = ["Leaderboard"]
 
@@ -287,15 +289,25 @@ class Leaderboard(RichDisplay):
 
         return figure_view(self, metric or self.metrics[0], kind)
 
-    def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None) -> str:
-        """A standalone, offline HTML page of the board (written atomically to ``path`` if given)."""
+    @overload
+    def to_html(self, path: None = None, *, title: str | None = None) -> str: ...
+
+    @overload
+    def to_html(self, path: str | os.PathLike[str], *, title: str | None = None) -> Path: ...
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None) -> str | Path:
+        """A standalone, offline HTML page of the board: the path written (atomically), or without
+        ``path`` the page's text (as :func:`heta_nb.to_html`)."""
         from heta_nb.sweeps.export import board_html
 
-        return board_html(self, path, title=title)
+        page = board_html(self, path, title=title)
+        return page.text() if path is None else Path(path)
 
-    def standalone_document(self, limits: Any = None, title: str | None = None) -> str:
+    def standalone_document(self, limits: Any = None, title: str | None = None) -> Page:
         """The standalone page (what ``heta_nb.to_html(board)`` writes)."""
-        return self.to_html(title=title)
+        from heta_nb.sweeps.export import board_html
+
+        return board_html(self, None, title=title)
 
     def sections(self, source: Any = None) -> list[Any]:
         """Notebook cells presenting the board (nbformat v4, outputs stored).

@@ -68,7 +68,7 @@ def test_the_export_is_no_larger_than_its_report_json_and_embeds_no_markup(tmp_p
     source = tmp_path / "report.json"
     source.write_text(report.to_json(), encoding="utf-8")
     target = tmp_path / "report.html"
-    html = to_html(heta_nb.load_report(source), target)
+    html = to_html(heta_nb.load_report(source), target).read_text(encoding="utf-8")
     assert target.stat().st_size <= source.stat().st_size
     payload = re.search(r'<script type="application/json" id="[^"]+">(.*?)</script>', html, re.S)
     assert payload is not None

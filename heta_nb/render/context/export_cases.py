@@ -59,8 +59,12 @@ def judge_marks(data: Mapping[str, Any], gold: Any, limit: int) -> list[str]:
 
 
 def _source(result: Mapping[str, Any]) -> str:
-    source = as_mapping(result.get("source"))
-    metadata = as_mapping(result.get("metadata"))
+    source = result.get("source")
+    if type(source) is not dict:
+        source = as_mapping(source)
+    metadata = result.get("metadata")
+    if type(metadata) is not dict:
+        metadata = as_mapping(metadata)
     key = source.get("object_key") or metadata.get("source_key") or source.get("document_id") or ""
     chunk = source.get("chunk_index", metadata.get("chunk_index"))
     return _source_text(key if type(key) is str else str(key), chunk if type(chunk) is int else None)
@@ -74,9 +78,13 @@ def _source_text(key: str, chunk: int | None) -> str:
 
 def _score(score: Mapping[str, Any], limits: CaseDataLimits) -> list[Any]:
     value = score.get("value")
-    metadata = as_mapping(score.get("metadata"))
-    if metadata.get("skipped") is True:
+    metadata = score.get("metadata")
+    if type(metadata) is not dict:
+        metadata = as_mapping(metadata)
+    if metadata and metadata.get("skipped") is True:
         text, cls = "skipped", "s"
+    elif type(value) is float or type(value) is int:  # (exact types first: a bool is not an int here)
+        text, cls = format_number(value), "v"
     elif isinstance(value, bool):
         text, cls = ("✓ true", "t") if value else ("✗ false", "f")
     elif isinstance(value, (int, float)):
@@ -86,7 +94,8 @@ def _score(score: Mapping[str, Any], limits: CaseDataLimits) -> list[Any]:
     else:
         text, cls = shorten(value, 40), "x"
     meta = _described_metadata(metadata, limits.meta_chars) if metadata else ""
-    return [shorten(score.get("name"), 80), text, cls, meta]
+    name = score.get("name")
+    return [name if type(name) is str and len(name) <= 80 else shorten(name, 80), text, cls, meta]
 
 
 def _described_metadata(metadata: Mapping[str, Any], budget: int) -> str:
@@ -114,33 +123,51 @@ def case_data(data: Mapping[str, Any], gold: Any, limits: CaseDataLimits) -> dic
     """One case result's details (its JSON ``data``; ``gold``: the benchmark's case or None)."""
     response = data.get("response")
     out: dict[str, Any] = {"q": shorten(data.get("query"), limits.text_chars)}
-    if isinstance(response, Mapping):
+    if type(response) is dict or isinstance(response, Mapping):
         answer = response.get("answer")
         results = response.get("results") or []
         marks = judge_marks(data, gold, limits.results)
         out["a"] = None if answer is None else shorten(answer, limits.text_chars)
         chars = limits.result_chars
-        out["r"] = [
-            [
-                shorten(result.get("id"), 40),
-                format_number(result.get("score"), 3),
-                mark,
-                _source(result),
-                shorten(result.get("text"), chars),
-            ]
-            for result, mark in zip(map(as_mapping, results), marks)
-        ]
+        rows = []
+        ids = []
+        for result, mark in zip(results, marks):  # (marks: one per shown result)
+            if type(result) is not dict:
+                result = as_mapping(result)
+            rid, text, score = result.get("id"), result.get("text"), result.get("score")
+            if type(score) is float and -1e6 < score < 1e6:  # (format_number's common case, inline)
+                shown_score = f"{score:.3f}"
+                if shown_score == "-0.000":
+                    shown_score = "0.000"
+            else:
+                shown_score = format_number(score, 3)
+            rows.append(
+                [
+                    rid if type(rid) is str and len(rid) <= 40 else shorten(rid, 40),
+                    shown_score,
+                    mark,
+                    _source(result),
+                    text if type(text) is str and len(text) <= chars else shorten(text, chars),
+                ]
+            )
+            ids.append(rid)
+        out["r"] = rows
         out["rn"] = len(results)
         citations = response.get("citations")
-        shown = {str(r.get("id")) for r in map(as_mapping, islice(results, limits.results))} if citations else ()
-        out["c"] = [
-            [
-                shorten(c.get("id"), 40),
-                shorten(c.get("result_id") or "", 40),
-                "" if str(c.get("result_id")) in shown else shorten(c.get("text") or "", chars),
-            ]
-            for c in map(as_mapping, islice(citations or (), limits.citations))
-        ]
+        shown = {i if type(i) is str else str(i) for i in ids} if citations else ()
+        cited = []
+        for c in islice(citations or (), limits.citations):
+            if type(c) is not dict:
+                c = as_mapping(c)
+            result_id = c.get("result_id")
+            cited.append(
+                [
+                    shorten(c.get("id"), 40),
+                    shorten(result_id or "", 40),
+                    "" if str(result_id) in shown else shorten(c.get("text") or "", chars),
+                ]
+            )
+        out["c"] = cited
         trace = response.get("trace") or []
         out["t"] = [
             [
@@ -151,7 +178,9 @@ def case_data(data: Mapping[str, Any], gold: Any, limits: CaseDataLimits) -> dic
             for e in islice(trace, limits.trace_events)
         ]
         out["tn"] = len(trace)
-    out["s"] = [_score(as_mapping(score), limits) for score in data.get("scores") or []]
+    out["s"] = [
+        _score(score if type(score) is dict else as_mapping(score), limits) for score in data.get("scores") or []
+    ]
     error = data.get("error")
     if isinstance(error, Mapping):
         trace_text = as_mapping(error.get("metadata")).get("traceback")
