@@ -53,7 +53,7 @@ def main() -> None:
 
     def ours_perm(workers: int | None) -> int:
         seq = np.random.SeedSequence(0)
-        tasks, _, _ = paired_stats._permutation_tasks(nonzero, resamples, seq, paired_stats._Scratch())
+        tasks, _ = paired_stats._permutation_tasks(nonzero, resamples, seq, paired_stats._Scratch())
         return sum(paired_stats._run(tasks, workers, resamples * n))
 
     def ours_boot(workers: int | None) -> list[np.ndarray]:

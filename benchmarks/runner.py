@@ -24,7 +24,7 @@
 4. Peak memory per case for 2,000 vs 20,000 cases (flat: no coroutine per case
    created up front).
 
-    python benchmarks/runner.py [--cases 4000] [--repeat 3]
+    python benchmarks/runner.py [--cases 4000] [--repeat 3] [--small]
 """
 
 from __future__ import annotations
@@ -271,7 +271,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=4000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--small", action="store_true", help="parts 3 and 4 at 1/10 of their sizes (a smoke run)")
     args = parser.parse_args()
+    scale = 10 if args.small else 1
     n = args.cases
     bench = make_benchmark(n)
     kb = NoOpKB()
@@ -352,17 +354,21 @@ def main() -> None:
     )
 
     slow = NoOpKB(latency=0.020)
-    bench2k = make_benchmark(2000)
-    ideal = 2000 * 0.020 / 64
+    slow_cases = 2000 // scale
+    bench2k = make_benchmark(slow_cases)
+    ideal = slow_cases * 0.020 / 64
     heta_wall = statistics.median(time_heta(bench2k, slow, 64) for _ in range(args.repeat))
-    floor = statistics.median(sleep_floor(2000, 64, 0.020) for _ in range(args.repeat))
+    floor = statistics.median(sleep_floor(slow_cases, 64, 0.020) for _ in range(args.repeat))
     ours = [
         time_heta_nb(bench2k, slow, 64, ["evidence_recall@5", "answer_contains", "answer_exact_match"], store=True)
         for _ in range(args.repeat)
     ]
     ours_wall = statistics.median(run for run, _ in ours)
     ours_loop = statistics.median(loop for _, loop in ours)
-    print(f"3. async KB, 20 ms latency, 2,000 cases, concurrency 64 (ideal {ideal:.3f} s, median of {args.repeat})")
+    print(
+        f"3. async KB, 20 ms latency, {slow_cases:,} cases, concurrency 64 "
+        f"(ideal {ideal:.3f} s, median of {args.repeat})"
+    )
     print(f"   asyncio.sleep alone, same pool  {floor:.3f} s = {floor / ideal:.2f}x ideal (the timer floor here)")
     print(f"   Heta _evaluate_cases            {heta_wall:.3f} s = {heta_wall / ideal:.2f}x ideal")
     print(f"   heta_nb case loop               {ours_loop:.3f} s = {ours_loop / ideal:.2f}x ideal")
@@ -370,10 +376,12 @@ def main() -> None:
         f"   heta_nb whole run               {ours_wall:.3f} s = {ours_wall / ideal:.2f}x ideal "
         "(checkpoint and events on, report saved)"
     )
-    targets.check("20 ms KB, 2,000 cases, c=64: heta_nb case loop / bare asyncio.sleep pool", ours_loop / floor, 1.05)
+    targets.check(
+        f"20 ms KB, {slow_cases:,} cases, c=64: heta_nb case loop / bare asyncio.sleep pool", ours_loop / floor, 1.05
+    )
 
     print("4. peak traced memory per case (no-op KB, Heta's evaluators, no store)")
-    for size in (2000, 20000):
+    for size in (2000 // scale, 20000 // scale):
         big = make_benchmark(size)
         theirs = peak_per_case(lambda big=big: time_heta(big, kb, 8), size)
         ours = peak_per_case(lambda big=big: time_heta_nb(big, kb, 8, heta_evaluators(), store=False)[0], size)
