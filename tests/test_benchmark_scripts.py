@@ -29,7 +29,7 @@ SMALL = {
 """Arguments for a run of a second or two; the other scripts need [heta] and Dask (below)."""
 
 WITH_HETA = {
-    "runner.py": ["--cases", "200", "--repeat", "1", "--small"],
+    "runner.py": ["--cases", "200", "--large", "300", "--repeat", "1", "--small"],
 }
 
 

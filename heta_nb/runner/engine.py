@@ -32,6 +32,7 @@ from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 from heta_nb.runner.assemble import RunTally, build_report, save_report, utc_now
 from heta_nb.runner.case import EXITS, CaseRunner
 from heta_nb.runner.checkpoint import BATCH_LINES, CheckpointWriter
+from heta_nb.runner.collector import FreezeHold
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.distributed import DaskCases, RemoteUnit
 from heta_nb.runner.encode import encode_result, unencodable
@@ -109,6 +110,8 @@ class Engine:
         """What failed in an event-loop callback (see :meth:`_flush_soon`) or a worker."""
         self.interrupts = InterruptWatch(self.cancel_threadsafe)
         """The user's Ctrl-C while the run is active on the main thread (``evaluate_async``)."""
+        self._freeze = FreezeHold()
+        """Kept results out of the garbage collector's full collections (see :mod:`heta_nb.runner.collector`)."""
 
     # -- events ----------------------------------------------------------------------
     def now(self) -> float:
@@ -173,10 +176,12 @@ class Engine:
         self._loop = asyncio.get_running_loop()
         self.started_at = utc_now()
         self.interrupts.install()  # (on the main thread only: see heta_nb.runner.interrupts)
+        self._freeze.start()
         try:
             return await self._run()
         finally:  # also after a BaseException (a second Ctrl-C...): never leave the lock held
             self.interrupts.uninstall()
+            self._freeze.stop()
             self.release()
 
     def release(self, *, abandoned: bool = False) -> None:
@@ -412,6 +417,7 @@ class Engine:
             checkpoint.flush(force=False)
         if batch:
             self.emit(CasesFinished(t=self.now(), records=tuple(records)))
+            self._freeze.recorded(len(batch))
 
     def _take(self, unit_id: str, finished: Sequence[tuple[ResultKey, dict[str, Any], bytes]]) -> None:
         """Record a batch of results scored and encoded on an executor's worker, as :meth:`_flush` does.
@@ -435,6 +441,7 @@ class Engine:
             checkpoint.flush(force=False)
         if records:
             self.emit(CasesFinished(t=t, records=tuple(records)))
+            self._freeze.recorded(len(records))
 
     async def _close_remote(self) -> None:
         """Close the executor's own cluster; its description stays for the report."""
