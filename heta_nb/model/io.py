@@ -13,7 +13,7 @@ from typing import Any
 from heta_nb._util.fs import read_regular_file
 from heta_nb.errors import ReportFormatError, ReportNotFoundError
 from heta_nb.model.json import json_type_name, to_json_value, utf8_json
-from heta_nb.model.lazy import lazify
+from heta_nb.model.lazy import encode_report_utf8, lazify
 from heta_nb.model.parse import parse_json, paused_gc
 from heta_nb.model.record import Problems, TooManyProblems
 from heta_nb.model.report import SUPPORTED_SCHEMA_VERSIONS, EvaluationReport
@@ -233,5 +233,9 @@ def encode_report(report: EvaluationReport) -> bytes:
     """The report as Heta writes it: compact UTF-8 JSON, non-ASCII kept.
 
     A lone surrogate (which UTF-8 cannot encode) is written as its ``\\uXXXX`` escape.
+    A report read from a file is encoded case result by case result, never as one text.
     """
-    return utf8_json(report.to_json())
+    top = report._lazy_top()
+    if top is None:
+        return utf8_json(report.to_json())
+    return encode_report_utf8(top, report.case_count, report.case_result_json)

@@ -9,15 +9,15 @@ response, scores or metadata), and ``report.raw`` parses every one once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from heta_nb.model.case import EvaluationCaseResult
 from heta_nb.model.collect import RowCollector
-from heta_nb.model.json import dumps_compact
+from heta_nb.model.json import dumps_compact, utf8_json
 from heta_nb.model.parse import paused_gc
 
-__all__ = ["LazyResults", "encode_report_text", "lazify"]
+__all__ = ["LazyResults", "encode_report_text", "encode_report_utf8", "lazify"]
 
 
 class LazyResults:
@@ -107,6 +107,21 @@ def lazify(top: dict[str, Any]) -> LazyResults:
     return LazyResults(blobs, rows)
 
 
+def _report_pieces(top: dict[str, Any], count: int, case_json: Callable[[int], Any]) -> Iterator[str]:
+    """The JSON text of a report, piece by piece: ``{``, each member and case result, separators, ``}``."""
+    yield "{"
+    for position, (key, value) in enumerate(top.items()):
+        yield f"{',' if position else ''}{dumps_compact(key)}:"
+        if key == "case_results":
+            yield "["
+            for index in range(count):
+                yield ("," if index else "") + dumps_compact(case_json(index))
+            yield "]"
+        else:
+            yield dumps_compact(value)
+    yield "}"
+
+
 def encode_report_text(top: dict[str, Any], count: int, case_json: Callable[[int], Any]) -> str:
     """``dumps_compact`` of a report whose case results are given one at a time.
 
@@ -118,12 +133,15 @@ def encode_report_text(top: dict[str, Any], count: int, case_json: Callable[[int
     Returns:
         The same text as ``dumps_compact`` of the whole report, without building it whole.
     """
-    parts: list[str] = []
     with paused_gc():  # each result is parsed and dropped again: nothing for the collector to find
-        for key, value in top.items():
-            if key == "case_results":
-                cases: Sequence[str] = [dumps_compact(case_json(index)) for index in range(count)]
-                parts.append(f"{dumps_compact(key)}:[{','.join(cases)}]")
-            else:
-                parts.append(f"{dumps_compact(key)}:{dumps_compact(value)}")
-    return "{" + ",".join(parts) + "}"
+        return "".join(_report_pieces(top, count, case_json))
+
+
+def encode_report_utf8(top: dict[str, Any], count: int, case_json: Callable[[int], Any]) -> bytes:
+    """:func:`encode_report_text` as UTF-8 (lone surrogates escaped, as :func:`utf8_json` does).
+
+    Each piece is encoded on its own and the bytes joined once: no text of the whole report
+    (up to 4 bytes a character in memory) is built, nor copied into one.
+    """
+    with paused_gc():
+        return b"".join([utf8_json(piece) for piece in _report_pieces(top, count, case_json)])

@@ -9,8 +9,8 @@ else the process holds too (a notebook kernel's DataFrames and modules).
 
 While a run is on, :class:`FreezeHold` moves what the collector has already seen into
 its permanent generation (:func:`gc.freeze`) when the run starts and every :data:`EVERY`
-results, each time right after a young collection (generations 0 and 1) has reclaimed the garbage cycles among recent
-objects. Full collections then traverse only what is new. When the last run of the
+results, each time right after a young collection (generations 0 and 1) has reclaimed
+the garbage cycles among recent objects. Full collections then traverse only what is new. When the last run of the
 process that holds a freeze ends, everything is handed back (:func:`gc.unfreeze`), and
 whatever became garbage meanwhile is collected as usual afterwards. Objects without
 cycles are freed by reference counting throughout: a freeze changes nothing for them.

@@ -226,6 +226,24 @@ def test_non_ascii_and_non_finite_numbers(normal_report_dict: dict) -> None:
     assert report.case_results[0].query.endswith("🏝️")
 
 
+def test_a_loaded_report_is_encoded_piece_by_piece_to_the_same_bytes(normal_report_dict: dict) -> None:
+    from heta_nb.model.json import utf8_json
+
+    data = normal_report_dict
+    data["case_results"][0]["query"] = "phare 灯台 🏝️ conçu"
+    data["case_results"][1]["response"]["results"][0]["score"] = 1e16  # Heta writes 1e+16, orjson 1e16
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    report = decode_report(text.encode("utf-8"), source="mixed.json")
+    assert report._lazy_top() is not None  # read from bytes: encoded case result by case result
+    assert encode_report(report) == utf8_json(report.to_json()) == text.encode("utf-8")
+    # what orjson cannot read (NaN, a lone surrogate) is loaded whole, and written back the same
+    data["case_results"][0]["query"] = "lone \ud800"
+    data["case_results"][1]["scores"][0]["value"] = float("nan")
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    report = decode_report(utf8_json(text), source="odd.json")
+    assert encode_report(report) == utf8_json(text) and b"NaN" in utf8_json(text)
+
+
 def test_both_knowledge_base_manifest_shapes() -> None:
     from helpers import FIXTURES
 
