@@ -8,8 +8,9 @@ tag forbids every remote load; the file references nothing outside itself.
 
 Size discipline: texts are truncated and only the top results are kept, so the
 file is smaller than the report.json it comes from (the full data stays in the
-store). Files are written atomically. Reports and comparisons share one page builder
-(``_document``); the views inside come from :mod:`heta_nb.render`.
+store). Files are written atomically. Reports, comparisons and leaderboards share one
+page builder (:func:`heta_nb.render.standalone.standalone_document`); the views inside
+come from :mod:`heta_nb.render`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ __all__ = [
     "comparison_explorer_data",
     "export",
     "report_explorer_data",
-    "standalone_page",
     "to_html",
 ]
 
@@ -382,12 +382,6 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
         facts=facts,
         manifests=[],
     )
-
-
-def standalone_page(**parts: Any) -> Page:
-    """The standalone page around a static view made above this module (a leaderboard); see
-    :func:`~heta_nb.render.standalone.standalone_document`."""
-    return standalone_document(**parts)
 
 
 @overload

@@ -112,12 +112,7 @@ _LINE_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029")
 
 def html_safe_json(value: Any) -> str:
     """Jinja's ``tojson`` as plain text (HTML-safe JSON for a ``<script>``); see :func:`html_safe_json_bytes`."""
-    if orjson is not None:
-        try:
-            return html_safe_json_bytes(value).decode("utf-8")
-        except TypeError:
-            pass
-    return str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))
+    return html_safe_json_bytes(value).decode("utf-8")
 
 
 def html_safe_json_bytes(value: Any) -> bytes:
@@ -135,7 +130,7 @@ def html_safe_json_bytes(value: Any) -> bytes:
                 if raw in data:  # (a scan; a copy only when there is something to escape)
                     data = data.replace(raw, escaped)
             return data
-    return valid_text(str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))).encode("utf-8")
+    return str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True)).encode("utf-8")  # (ASCII: \\u escapes)
 
 
 def _tojson(value: Any) -> markupsafe.Markup:

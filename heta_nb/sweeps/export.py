@@ -67,9 +67,9 @@ def _explorer(board: Any) -> dict[str, Any]:
 def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | None = None) -> Page:
     """The standalone page of ``board``; written atomically to ``path`` when given."""
     from heta_nb._util.atomic import write_atomically
-    from heta_nb.export import standalone_page
     from heta_nb.render import render_leaderboard_html
     from heta_nb.render.figures import draw_svg
+    from heta_nb.render.standalone import standalone_document
 
     figures = []
     for metric in board.metrics[:FIGURES]:
@@ -85,7 +85,7 @@ def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | 
             }
         )
     key = "|".join([*board.benchmarks, *board.systems, *board.metrics])
-    page = standalone_page(
+    page = standalone_document(
         title=title or f"heta_nb leaderboard · {', '.join(board.benchmarks)}",
         fragment=render_leaderboard_html(board),
         figures=figures,
