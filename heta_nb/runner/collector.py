@@ -15,13 +15,16 @@ process that holds a freeze ends, everything is handed back (:func:`gc.unfreeze`
 whatever became garbage meanwhile is collected as usual afterwards. Objects without
 cycles are freed by reference counting throughout: a freeze changes nothing for them.
 
-Nothing is frozen when the collector is off, or when something else in the process
-froze objects before (a pre-forking server does): unfreezing would undo its freeze.
+Nothing is frozen when the collector is off, or when the permanent generation already
+holds objects: a pre-forking server freezes its heap on purpose, and CPython 3.12.1
+starts with a few hundred objects frozen; unfreezing would undo either. Nor on a
+free-threaded build, whose collector has no cheap young collection to run first.
 """
 
 from __future__ import annotations
 
 import gc
+import sysconfig
 import threading
 
 __all__ = ["EVERY", "FreezeHold"]
@@ -32,6 +35,7 @@ EVERY = 512
 _LOCK = threading.Lock()
 _holders = 0
 """Runs in this process holding a freeze (the last one out unfreezes)."""
+_FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
 class FreezeHold:
@@ -52,7 +56,7 @@ class FreezeHold:
     def start(self) -> None:
         """Join the freeze, unless the collector is off or someone else froze objects."""
         global _holders
-        if self._active or not gc.isenabled():
+        if self._active or _FREE_THREADED or not gc.isenabled():
             return
         with _LOCK:
             if _holders == 0 and gc.get_freeze_count() > 0:
@@ -75,12 +79,15 @@ class FreezeHold:
             self._freeze()
 
     def stop(self) -> None:
-        """Leave the freeze; the last run out hands every frozen object back to the collector."""
+        """Leave the freeze; the last run out hands every frozen object back to the collector.
+
+        Idempotent, and safe from another thread (a run's loop thread releases a run it abandoned).
+        """
         global _holders
-        if not self._active:
-            return
-        self._active = False
         with _LOCK:
+            if not self._active:
+                return
+            self._active = False
             _holders -= 1
             if _holders == 0:
                 gc.unfreeze()

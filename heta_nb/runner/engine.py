@@ -181,7 +181,6 @@ class Engine:
             return await self._run()
         finally:  # also after a BaseException (a second Ctrl-C...): never leave the lock held
             self.interrupts.uninstall()
-            self._freeze.stop()
             self.release()
 
     def release(self, *, abandoned: bool = False) -> None:
@@ -193,6 +192,7 @@ class Engine:
         collector closes it, it must not try to finish the run on a closed loop.
         """
         self._abandoned = self._abandoned or abandoned
+        self._freeze.stop()  # (an abandoned run must not leave the process's objects frozen)
         if self._cases is not None:
             self._cases.deadlines.halt()  # the loop monitor thread, if the run left it running
         if self._checkpoint is not None:
