@@ -90,7 +90,8 @@ def test_nothing_is_frozen_over_somebody_elses_freeze() -> None:
     hold.start()
     hold.recorded(10)
     hold.stop()
-    assert not hold.active and gc.get_freeze_count() == theirs  # theirs untouched, none added or undone
+    now = gc.get_freeze_count()  # (frozen objects freed by reference counting leave the count)
+    assert not hold.active and 0.9 * theirs <= now <= theirs  # theirs kept, nothing unfrozen or added
 
 
 @needs_no_freeze
