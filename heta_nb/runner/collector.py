@@ -10,9 +10,10 @@ else the process holds too (a notebook kernel's DataFrames and modules).
 While a run is on, :class:`FreezeHold` moves what the collector has already seen into
 its permanent generation (:func:`gc.freeze`) when the run starts and every :data:`EVERY`
 results, each time right after a young collection (generations 0 and 1) has reclaimed
-the garbage cycles among recent objects. Full collections then traverse only what is new. When the last run of the
-process that holds a freeze ends, everything is handed back (:func:`gc.unfreeze`), and
-whatever became garbage meanwhile is collected as usual afterwards. Objects without
+the garbage cycles among recent objects. Full collections then traverse only what is
+new. When the last run of the process that holds a freeze ends, everything is handed
+back (:func:`gc.unfreeze`), and whatever became garbage meanwhile is collected as usual
+afterwards. Objects without
 cycles are freed by reference counting throughout: a freeze changes nothing for them.
 
 Nothing is frozen when the collector is off, or when the permanent generation already
@@ -54,7 +55,7 @@ class FreezeHold:
         return self._active
 
     def start(self) -> None:
-        """Join the freeze, unless the collector is off or someone else froze objects."""
+        """Join the freeze, unless the collector is off, objects are frozen already or the build is free-threaded."""
         global _holders
         if self._active or _FREE_THREADED or not gc.isenabled():
             return

@@ -64,9 +64,8 @@ def _explorer(board: Any) -> dict[str, Any]:
     }
 
 
-def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | None = None) -> Page:
-    """The standalone page of ``board``; written atomically to ``path`` when given."""
-    from heta_nb._util.atomic import write_atomically
+def board_html(board: Any, *, title: str | None = None) -> Page:
+    """The standalone page of ``board`` (:func:`heta_nb.to_html` writes it)."""
     from heta_nb.render import render_leaderboard_html
     from heta_nb.render.figures import draw_svg
     from heta_nb.render.standalone import standalone_document
@@ -101,8 +100,6 @@ def board_html(board: Any, path: str | os.PathLike[str] | None, *, title: str | 
         ],
         manifests=[],
     )
-    if path is not None:
-        write_atomically(path, page.chunks())
     return page
 
 

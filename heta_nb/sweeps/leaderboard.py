@@ -298,16 +298,15 @@ class Leaderboard(RichDisplay):
     def to_html(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None) -> str | Path:
         """A standalone, offline HTML page of the board: the path written (atomically), or without
         ``path`` the page's text (as :func:`heta_nb.to_html`)."""
-        from heta_nb.sweeps.export import board_html
+        from heta_nb.export import to_html
 
-        page = board_html(self, path, title=title)
-        return page.text() if path is None else Path(path)
+        return to_html(self, path, title=title)
 
     def standalone_document(self, limits: Any = None, title: str | None = None) -> Page:
         """The standalone page (what ``heta_nb.to_html(board)`` writes)."""
         from heta_nb.sweeps.export import board_html
 
-        return board_html(self, None, title=title)
+        return board_html(self, title=title)
 
     def sections(self, source: Any = None) -> list[Any]:
         """Notebook cells presenting the board (nbformat v4, outputs stored).
