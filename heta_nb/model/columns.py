@@ -282,12 +282,14 @@ def _summary(
     skipped = int(np.count_nonzero(skips))
     mean_scored = stats.mean(values[~skips].tolist()) if skipped else mean
     std, ci, minimum, maximum = _spread(values, nums, total, kind, confidence)
-    if skipped:
+    scored_ci = ci
+    if skipped:  # the spread shown is of the scored values, as the headline mean
         scored = values[~skips]
         scored_nums = scored.tolist()
-        scored_ci = _spread(scored, scored_nums, sum(scored_nums), kind, confidence)[1] if scored.size else (nan, nan)
-    else:
-        scored_ci = ci
+        if scored.size:
+            std, scored_ci, minimum, maximum = _spread(scored, scored_nums, sum(scored_nums), kind, confidence)
+        else:
+            std, scored_ci, minimum, maximum = nan, (nan, nan), nan, nan
     return MetricSummary(
         mode=mode,
         metric=metric,

@@ -14,8 +14,11 @@ from heta_nb.model.collect import ERROR, TEXT, RowCollector
 
 __all__ = [
     "EXACT_NUMBERS",
+    "RECORD_KEYS",
+    "STATUSES",
     "HasRaw",
     "MetricSummary",
+    "best_modes",
     "as_float",
     "heta_score_summary",
     "heta_summary_of_rows",
@@ -136,15 +139,46 @@ def _heta_score_summary_keyed(case_results: Iterable[HasRaw]) -> dict[str, float
     return {key: sum(items) / len(items) for key, items in sorted(values.items()) if items}
 
 
+STATUSES = ("scored", "n/a", "errored", "skipped", "labels")
+"""What a (mode, metric) summary can show: a number (``"scored"``), or why not: the mode
+cannot produce the metric (``"n/a"``), every score was an evaluator error (``"errored"``),
+every score was skipped for lack of gold data (``"skipped"``), or the values are labels
+(text) with no mean (``"labels"``)."""
+
+RECORD_KEYS = (
+    "query_mode",
+    "metric",
+    "status",
+    "mean",
+    "n",
+    "ci_low",
+    "ci_high",
+    "confidence",
+    "cases",
+    "errors",
+    "evaluator_errors",
+    "skipped",
+    "reason",
+    "heta_mean",
+    "heta_n",
+    "kind",
+)
+"""The keys of :meth:`MetricSummary.record`: what every machine-readable output (Parquet,
+MLflow, JSON, CSV) writes of a (mode, metric), under these names."""
+
+
 @dataclass(frozen=True)
 class MetricSummary:
-    """Statistics of one metric in one query mode.
+    """Statistics of one metric in one query mode: the one summary every output reads.
 
-    ``mean`` is Heta's number (skipped scores averaged in as 0, errors left out), so it
-    equals the report's ``score_summary`` entry. ``mean_scored`` leaves skipped scores
-    out. The interval is Wilson for boolean scores and for numbers that are all 0 or 1
-    (proportions), else Student-t (clipped to [0, 1] when every value lies there); NaN
-    bounds mean "not enough data".
+    The headline is :attr:`shown` (the mean of the scored values: skipped scores, which
+    have no gold data, left out), its n :attr:`shown_n` and interval :attr:`shown_ci`;
+    :attr:`status` says when there is no number and :attr:`reason` why. ``mean`` is
+    Heta's number (skipped scores averaged in as 0, errors left out), so it equals the
+    report's ``score_summary`` entry; it is read as :attr:`heta_mean`, never as the
+    headline. The interval is Wilson for boolean scores and for numbers that are all 0
+    or 1 (proportions), else Student-t (clipped to [0, 1] when every value lies there);
+    NaN bounds mean "not enough data".
     """
 
     mode: str
@@ -161,9 +195,12 @@ class MetricSummary:
     mean: float
     mean_scored: float
     std: float
+    """Standard deviation of the scored values (skipped left out, as :attr:`shown`)."""
     ci_low: float
+    """The interval of Heta's :attr:`mean` (skipped scores counted as 0)."""
     ci_high: float
     minimum: float
+    """The smallest scored value (skipped left out); NaN without one."""
     maximum: float
     confidence: float
     values: tuple[float, ...]
@@ -183,27 +220,105 @@ class MetricSummary:
 
     @property
     def n_scored(self) -> int:
-        """Numeric values that were scored (skipped ones left out): the n of :attr:`shown`."""
+        """Numeric values that were scored (skipped ones left out)."""
         return self.n - self.skipped
+
+    @property
+    def status(self) -> str:
+        """One of :data:`STATUSES`: ``"scored"`` when there is a number to show."""
+        if self.not_applicable:
+            return "n/a"
+        if self.kind == "text":
+            return "errored" if self.evaluator_errors and not self.n else "labels"
+        if self.n_scored <= 0:
+            return "skipped"
+        return "scored"
+
+    @property
+    def scored(self) -> bool:
+        """Whether there is a number to show (:attr:`status` ``"scored"``)."""
+        return self.status == "scored"
+
+    @property
+    def reason(self) -> str:
+        """Why there is no number, in plain words (``""`` when there is one):
+        ``"full_text_search returns no answers"``, ``"every score is an evaluator error
+        (95)"``, ``"every score was skipped (no gold data)"``, ``"labels, no mean"``."""
+        status = self.status
+        if status == "n/a":
+            return self.not_applicable
+        if status == "errored":
+            return f"every score is an evaluator error ({self.evaluator_errors:,})"
+        if status == "skipped":
+            return f"every score was skipped (no gold data: {self.skipped:,})"
+        if status == "labels":
+            return "labels, no mean"
+        return ""
 
     @property
     def shown(self) -> float:
         """The number every view shows first: the mean of the scored values (skipped left
-        out, as comparisons and the gate test them); NaN when the metric is n/a or text.
-        Heta's number (skipped averaged in as 0) is :attr:`mean`."""
-        return self.mean_scored if self.applicable and self.kind != "text" else math.nan
+        out, as comparisons and the gate test them); NaN unless :attr:`status` is
+        ``"scored"``. Heta's number (skipped averaged in as 0) is :attr:`heta_mean`."""
+        return self.mean_scored if self.status == "scored" else math.nan
+
+    @property
+    def shown_n(self) -> int:
+        """The values behind :attr:`shown` (0 when there is no number)."""
+        return self.n_scored if self.status == "scored" else 0
 
     @property
     def shown_ci(self) -> tuple[float, float]:
-        """The interval of :attr:`shown` (NaN bounds when n/a)."""
-        if not self.applicable or self.kind == "text":
+        """The interval of :attr:`shown` (NaN bounds when there is no number or too few values)."""
+        if self.status != "scored":
             return (math.nan, math.nan)
         return (self.scored_ci_low, self.scored_ci_high)
 
     @property
+    def heta_mean(self) -> float:
+        """Heta's own mean (``score_summary``: skipped scores averaged in as 0), over :attr:`n`."""
+        return self.mean
+
+    @property
+    def error_text(self) -> str:
+        """``"95 evaluator errors"`` (what every output shows beside the value), or ``""``."""
+        return plural(self.evaluator_errors, "evaluator error") if self.evaluator_errors else ""
+
+    @property
     def label(self) -> str:
-        """How :attr:`shown` is labelled: ``"mean of 89 scored"`` or ``"n/a"``."""
-        return f"mean of {self.n_scored:,} scored" if self.applicable else "n/a"
+        """How :attr:`shown` is labelled: ``"mean of 89 scored"``, or the status (``"n/a"``...)."""
+        return f"mean of {self.n_scored:,} scored" if self.status == "scored" else self.status
+
+    def value_text(self, digits: int = 3) -> str:
+        """:attr:`shown` as text (``"0.778"``), or ``"n/a"`` when there is no number."""
+        value = self.shown
+        return f"{value:.{digits}f}" if math.isfinite(value) else "n/a"
+
+    def record(self) -> dict[str, Any]:
+        """This summary as plain data under :data:`RECORD_KEYS` (NaN where there is no number).
+
+        ``mean``, ``n``, ``ci_low`` and ``ci_high`` are the headline (:attr:`shown`,
+        :attr:`shown_n`, :attr:`shown_ci`); ``heta_mean`` and ``heta_n`` are Heta's.
+        """
+        low, high = self.shown_ci
+        return {
+            "query_mode": self.mode,
+            "metric": self.metric,
+            "status": self.status,
+            "mean": self.shown,
+            "n": self.shown_n,
+            "ci_low": low,
+            "ci_high": high,
+            "confidence": self.confidence,
+            "cases": self.cases,
+            "errors": self.errors,
+            "evaluator_errors": self.evaluator_errors,
+            "skipped": self.skipped,
+            "reason": self.reason,
+            "heta_mean": self.mean if self.n else math.nan,
+            "heta_n": self.n,
+            "kind": self.kind,
+        }
 
     @property
     def key(self) -> str:
@@ -217,11 +332,13 @@ class MetricSummary:
 
     @property
     def note(self) -> str:
-        """Plain words on where Heta's summary hides something, or ``""`` (an n/a metric
-        says why first: ``"n/a: full_text_search returns no answers"``)."""
+        """Plain words on where Heta's summary hides something, or ``""`` (a metric with
+        no number says why first: ``"n/a: full_text_search returns no answers"``)."""
         if self.not_applicable:
             return f"n/a: {self.not_applicable}"
         parts = []
+        if self.status in ("errored", "skipped"):
+            parts.append(f"{self.status}: {self.reason}")
         if self.errors:
             parts.append(f"{plural(self.errors, 'errored case', grouping=False)} not counted")
         if self.skipped:
@@ -229,12 +346,29 @@ class MetricSummary:
                 f"{plural(self.skipped, 'skipped score', grouping=False)} (no gold data) left out of the mean; "
                 "Heta's score_summary averages them in as 0"
             )
-        if self.evaluator_errors:
+        if self.evaluator_errors and self.status != "errored":
             parts.append(f"{plural(self.evaluator_errors, 'evaluator error', grouping=False)} not counted")
         other = self.missing - self.errors - self.evaluator_errors
         if other > 0:
             parts.append(f"{plural(other, 'case', grouping=False)} without this score")
         return "; ".join(parts)
+
+
+def best_modes(summaries: Iterable[MetricSummary]) -> dict[str, float]:
+    """``{metric: best shown mean}`` where two or more modes have a number and they differ:
+    the one rule behind every "best" mark and line (n/a and other statuses never lead).
+
+    Args:
+        summaries: Summaries of one report.
+
+    Returns:
+        The best headline mean per metric (every mode with that mean is best).
+    """
+    found: dict[str, list[float]] = {}
+    for s in summaries:
+        if s.scored and math.isfinite(s.shown):
+            found.setdefault(s.metric, []).append(s.shown)
+    return {metric: max(values) for metric, values in found.items() if len(values) >= 2 and max(values) > min(values)}
 
 
 def summarize_metrics(report: Any, *, confidence: float = 0.95) -> list[MetricSummary]:

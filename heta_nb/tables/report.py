@@ -12,6 +12,7 @@ from heta_nb._util.frames import frame as frame_of
 from heta_nb._util.frames import text_array
 from heta_nb.model.collect import BOOL, ERROR, FLOAT, INT, PASSED, PASSED_TRUE, SKIPPED
 from heta_nb.model.report import EvaluationReport
+from heta_nb.model.summary import RECORD_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -164,47 +165,28 @@ def _concat(np: Any, arrays: list[Any], dtype: Any) -> Any:
     return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype=dtype)
 
 
-SUMMARY_COLUMNS = (
-    "query_mode",
-    "metric",
-    "kind",
-    "mean",
-    "n",
-    "cases",
-    "errors",
-    "evaluator_errors",
-    "skipped",
-    "mean_scored",
-    "n_scored",
-    "ci_low_scored",
-    "ci_high_scored",
-    "std",
-    "ci_low",
-    "ci_high",
-    "min",
-    "max",
-    "heta_summary",
-    "note",
-)
+SUMMARY_COLUMNS = (*RECORD_KEYS, "heta_summary", "std", "min", "max", "note")
+"""Columns of :func:`summary_frame`: :data:`~heta_nb.model.summary.RECORD_KEYS` (the one
+summary every output reads), then Heta's stored number, the spread and a note."""
 
 
 def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.DataFrame:
     """Mode × metric statistics, one row each, in mode then evaluator order.
 
-    ``mean`` uses Heta's semantics, so it equals the report's ``score_summary`` entry
-    (shown beside it as ``heta_summary``). What that number hides is made visible:
-    ``n`` values averaged, ``cases`` of the mode, ``errors`` (dropped by Heta), ``evaluator_errors``
-    (scores whose evaluator raised, left out of ``n``),
-    ``skipped`` (averaged in by Heta as 0), ``mean_scored`` (skipped left out),
-    ``std``, the ``ci_low``/``ci_high`` interval (Wilson for booleans and 0/1 numbers,
-    else Student-t)
-    and a plain-words ``note`` wherever Heta's number would mislead.
-
-    ``mean_scored`` is the number every view shows first ("mean of ``n_scored`` scored",
-    interval ``ci_low_scored``/``ci_high_scored``). A metric the mode cannot produce (an
-    answer metric in a mode that returns no answers) is n/a: its means, spread and
-    intervals are NaN, ``note`` says why (``"n/a: full_text_search returns no answers"``)
-    and ``heta_summary`` keeps Heta's stored number.
+    The columns are the one summary every view and export reads
+    (:meth:`~heta_nb.model.summary.MetricSummary.record`): ``mean`` is the mean of the
+    scored values (skipped scores, which have no gold data, left out), over ``n`` values,
+    with its interval ``ci_low``/``ci_high`` (Wilson for booleans and 0/1 numbers, else
+    Student-t). ``status`` is ``"scored"`` when there is a number; otherwise ``mean`` and
+    the interval are NaN, ``n`` is 0 and ``reason`` says why: ``"n/a"`` (the mode cannot
+    produce the metric: ``"full_text_search returns no answers"``), ``"errored"`` (every
+    score was an evaluator error), ``"skipped"`` (no gold data anywhere) or ``"labels"``.
+    ``cases`` of the mode, ``errors`` (cases that errored, so have no score),
+    ``evaluator_errors`` (scores whose evaluator raised) and ``skipped`` say what the mean
+    leaves out. Heta's own number (skipped scores averaged in as 0) is ``heta_mean``
+    over ``heta_n``; ``heta_summary`` is what the report file stores for it. ``std``,
+    ``min`` and ``max`` are of the scored values; ``note`` says in words where Heta's
+    number would mislead.
 
     Args:
         report: the evaluation report.
@@ -219,49 +201,24 @@ def summary_frame(report: EvaluationReport, *, confidence: float = 0.95) -> pd.D
     rows = []
     nan = math.nan
     for item in report.metric_summaries(confidence=confidence):
-        ok = item.applicable
+        scored = item.scored
         rows.append(
             {
-                "query_mode": item.mode,
-                "metric": item.metric,
-                "kind": item.kind,
-                "mean": item.mean if ok else nan,
-                "n": item.n,
-                "cases": item.cases,
-                "errors": item.errors,
-                "evaluator_errors": item.evaluator_errors,
-                "skipped": item.skipped,
-                "mean_scored": item.shown if ok else nan,
-                "n_scored": item.n_scored,
-                "ci_low_scored": item.shown_ci[0],
-                "ci_high_scored": item.shown_ci[1],
-                "std": item.std if ok else nan,
-                "ci_low": item.ci_low if ok else nan,
-                "ci_high": item.ci_high if ok else nan,
-                "min": item.minimum,
-                "max": item.maximum,
-                "heta_summary": stored.get(item.key, math.nan),
+                **item.record(),
+                "heta_summary": stored.get(item.key, nan),
+                "std": item.std if scored else nan,
+                "min": item.minimum if scored else nan,
+                "max": item.maximum if scored else nan,
                 "note": item.note,
             }
         )
     frame = frame_of(rows, columns=list(SUMMARY_COLUMNS))
-    for name in ("n", "cases", "errors", "evaluator_errors", "skipped", "n_scored"):
+    for name in ("n", "cases", "errors", "evaluator_errors", "skipped", "heta_n"):
         frame[name] = frame[name].astype("int64")
-    for name in (
-        "mean",
-        "mean_scored",
-        "ci_low_scored",
-        "ci_high_scored",
-        "std",
-        "ci_low",
-        "ci_high",
-        "min",
-        "max",
-        "heta_summary",
-    ):
+    for name in ("mean", "ci_low", "ci_high", "confidence", "heta_mean", "heta_summary", "std", "min", "max"):
         frame[name] = frame[name].astype("float64")
     text = _text_dtype(pd)
-    for name in ("query_mode", "metric", "kind", "note"):
+    for name in ("query_mode", "metric", "status", "reason", "kind", "note"):
         frame[name] = pd.Series(text_array(list(frame[name]), text), index=frame.index)
     frame.attrs["confidence"] = confidence
     return frame

@@ -135,14 +135,19 @@ def test_summary_frame_matches_heta_summary(fixture_path: Path) -> None:
     assert tuple(frame.columns) == SUMMARY_COLUMNS
     keys = {f"{m}.{n}" for m, n in zip(frame.query_mode, frame.metric)}
     assert keys == set(report.score_summary)
+    summaries = {(s.mode, s.metric): s for s in report.metric_summaries()}
     for row in frame.itertuples(index=False):
-        assert row.heta_summary == report.score_summary[f"{row.query_mode}.{row.metric}"]
-        if row.note.startswith("n/a: "):  # the mode cannot produce it: NaN, Heta's number kept
-            assert math.isnan(row.mean) and math.isnan(row.mean_scored) and math.isnan(row.ci_low)
+        stored = report.score_summary[f"{row.query_mode}.{row.metric}"]
+        assert row.heta_summary == stored
+        assert row.heta_mean == stored  # Heta's number, bit for bit, under a name that says so
+        s = summaries[(row.query_mode, row.metric)]
+        assert row.status == s.status and row.reason == s.reason
+        if row.status != "scored":  # n/a: NaN, n 0, why in words; Heta's number kept
+            assert math.isnan(row.mean) and math.isnan(row.ci_low) and row.n == 0 and row.reason
             continue
-        assert row.mean == report.score_summary[f"{row.query_mode}.{row.metric}"]  # bit for bit
-        assert row.mean == row.heta_summary
-        assert row.n + row.errors <= row.cases
+        assert row.mean == s.shown and row.n == s.n_scored  # the headline: the mean of the scored values
+        assert (row.ci_low, row.ci_high) == s.shown_ci
+        assert row.n + row.skipped + row.errors <= row.cases
         if row.n >= 2 and row.std > 0:
             assert row.ci_low <= row.mean <= row.ci_high
 
@@ -150,13 +155,13 @@ def test_summary_frame_matches_heta_summary(fixture_path: Path) -> None:
 def test_summary_frame_notes_where_heta_hides_things() -> None:
     frame = heta_nb.load_report(FIXTURES / "report-errors.json").summary_frame().set_index(["query_mode", "metric"])
     row = frame.loc[("full_text_search", "evidence_recall@3")]
-    assert (row["n"], row["cases"], row["errors"], row["skipped"]) == (9, 10, 1, 1)
+    assert (row["n"], row["heta_n"], row["cases"], row["errors"], row["skipped"]) == (8, 9, 10, 1, 1)
     assert row["note"] == (
         "1 errored case not counted; 1 skipped score (no gold data) left out of the mean; "
         "Heta's score_summary averages them in as 0"
     )
-    assert row["mean"] == pytest.approx(7 / 9)
-    assert row["mean_scored"] == pytest.approx(7 / 8)
+    assert row["mean"] == pytest.approx(7 / 8)  # the headline: skipped left out
+    assert row["heta_mean"] == pytest.approx(7 / 9)  # Heta's: skipped averaged in as 0
     # Heta's summary has no key at all for modes that always failed; neither do we
     assert "vector_search" not in set(frame.index.get_level_values(0))
 
@@ -167,7 +172,9 @@ def test_summary_confidence_intervals_match_scipy() -> None:
     frame = report.summary_frame()
     scores = report.scores_frame()
     for row in frame.itertuples(index=False):
-        values = scores[(scores.query_mode == row.query_mode) & (scores.metric == row.metric)]["numeric"].to_numpy()
+        chosen = (scores.query_mode == row.query_mode) & (scores.metric == row.metric) & ~scores.skipped
+        values = scores[chosen]["numeric"].dropna().to_numpy()  # the scored values: the headline's
+        assert row.n == len(values) and row.mean == pytest.approx(values.mean(), abs=1e-12)
         if row.kind == "number":
             low, high = scipy_stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=scipy_stats.sem(values))
             assert row.ci_low == pytest.approx(max(0.0, low), abs=1e-9)
