@@ -344,19 +344,20 @@ def comparison_explorer_data(comparison: Comparison, limits: ExportLimits, bench
 
 def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[dict[str, str]]:
     figures = []
-    for name in comparison.systems:
-        if name == comparison.baseline:
-            continue
+    for name in comparison.candidates:
+        base = comparison.baseline_of(name)
         for metric in comparison.differing_metrics(name)[: max(1, limits.figures // 2)]:  # those that differ
+            if comparison.verdict(name, metric).startswith("n/a"):
+                continue  # not tested: nothing to draw
             figures.append(
                 _figure_entry(
-                    f"{metric}: {name} against {comparison.baseline}, case by case",
+                    f"{metric}: {name} against {base}, case by case",
                     functools.partial(comparison.plot_paired, metric, system=name),
                 )
             )
             figures.append(
                 _figure_entry(
-                    f"{metric}: per-case differences {name} − {comparison.baseline}",
+                    f"{metric}: per-case differences {name} − {base}",
                     functools.partial(comparison.plot_deltas, metric, system=name),
                 )
             )

@@ -33,6 +33,12 @@ def register(command: Command) -> None:
         "--names", type=names_arg, default=None, help="comma-separated display names, one per system"
     )
     comparison.add_argument("--modes", type=names_arg, default=None, help="comma-separated modes to compare")
+    comparison.add_argument(
+        "--across-modes",
+        action="store_true",
+        help="with several reports, test every report × mode against the first one's first mode "
+        "(default: each mode against the same mode of the first report)",
+    )
     comparison.add_argument("--metrics", type=names_arg, default=None, help="comma-separated metrics")
     comparison.add_argument("--seed", type=seed_arg, default=0, help="resampling seed, >= 0 (default 0)")
     comparison.add_argument("--force", action="store_true", help="replace the -o file if it exists")
@@ -60,7 +66,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         reports = [output.report(item) for item in args.reports]
         if args.output:
             output.check_output(args.output, force=args.force, inputs=args.reports, reports=reports)
-        comparison = compare(*reports, names=args.names, modes=args.modes, metrics=args.metrics, seed=args.seed)
+        comparison = compare(
+            *reports,
+            names=args.names,
+            modes=args.modes,
+            metrics=args.metrics,
+            seed=args.seed,
+            across_modes=args.across_modes,
+        )
     messages = [*comparison.warnings, *(str(item.message) for item in caught)]
     for warning in dict.fromkeys(messages):  # each once, in order
         print(f"heta-nb: warning: {warning}", file=sys.stderr)
@@ -88,7 +101,7 @@ def _coloured(text: str, comparison: Any) -> str:
         return text
     from heta_nb.comparison.headline import verdict_lines
 
-    tones = [line["tone"] for line in verdict_lines(comparison.summary_rows(), comparison.baseline)]
+    tones = [line["tone"] for line in verdict_lines(comparison.summary_rows())]
     lines = text.split("\n")
     for i, tone in enumerate(tones[: len(lines)]):
         if tone in _TONES:
@@ -140,7 +153,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
         lines += [
             "",
             "mean: of the scored values (skipped scores and errored results left out), as compare tests it; "
-            "heta: Heta's score_summary (skipped scores counted as 0); n/a: the mode cannot produce the metric",
+            "heta_mean: Heta's score_summary (skipped scores counted as 0); n/a: the mode cannot produce the "
+            "metric; errored: every score was an evaluator error",
         ]
     notes = _grouped_notes(list(zip(frame.query_mode, frame.metric, frame.note)))
     if notes:
@@ -154,32 +168,33 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def score_table(frame: Any) -> Any:
-    """The terminal table of a summary frame: the mean shown first everywhere (of the scored
-    values, with its CI and n), skipped and errors, and Heta's number; "n/a" where the mode
-    cannot produce the metric."""
+    """The terminal table of a summary frame (the one summary): the mean of the scored
+    values with its CI and n, evaluator errors beside it, skipped and errors, and Heta's
+    number; the status (``n/a``, ``errored``...) where there is no mean."""
     import math
 
     import pandas as pd
 
     def number(value: float) -> str:
-        return f"{value:.4f}" if math.isfinite(value) else "n/a"
+        return f"{value:.3f}" if math.isfinite(value) else "n/a"
 
-    na = frame["note"].str.startswith("n/a: ").to_numpy()
+    scored = (frame["status"] == "scored").to_numpy()
     confidence = frame.attrs.get("confidence", 0.95)
     cis = [
-        "" if bad or not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:.4f}, {hi:.4f}]"
-        for bad, lo, hi in zip(na, frame["ci_low_scored"], frame["ci_high_scored"])
+        f"[{lo:.3f}, {hi:.3f}]" if ok and math.isfinite(lo) and math.isfinite(hi) else ""
+        for ok, lo, hi in zip(scored, frame["ci_low"], frame["ci_high"])
     ]
     return pd.DataFrame(
         {
             "query_mode": frame["query_mode"].to_numpy(),
             "metric": frame["metric"].to_numpy(),
-            "mean": ["n/a" if bad else number(v) for bad, v in zip(na, frame["mean_scored"])],
+            "mean": [number(v) if ok else str(status) for ok, v, status in zip(scored, frame["mean"], frame["status"])],
             f"{confidence:.0%} CI": cis,
-            "n": ["" if bad else f"{v:,}" for bad, v in zip(na, frame["n_scored"])],
+            "n": [f"{v:,}" if ok else "" for ok, v in zip(scored, frame["n"])],
+            "evaluator errors": [f"{v:,}" if v else "" for v in frame["evaluator_errors"]],
             "skipped": frame["skipped"].to_numpy(),
             "errors": frame["errors"].to_numpy(),
-            "heta": [number(v) for v in frame["heta_summary"]],
+            "heta_mean": [number(v) for v in frame["heta_mean"]],
         }
     )
 

@@ -72,11 +72,18 @@ def _collect(report: EvaluationReport, mode: str) -> _Slot:
 
 @dataclass
 class Aligned:
-    """Aligned arrays of a comparison (internal)."""
+    """Aligned arrays of a comparison (internal).
+
+    ``mask[k, j]`` marks the cases system ``k`` is compared on for metric ``j``: those
+    where it and its baseline both have a usable score. A pair's cases depend on the two
+    systems alone, so the same pair gets the same numbers whatever else is compared
+    (``compare``, ``check`` and the leaderboard agree). A baseline system's row marks
+    its own usable cases.
+    """
 
     metrics: tuple[str, ...]
     values: np.ndarray  # (systems, metrics, cases) float64, NaN = no usable score
-    mask: np.ndarray  # (metrics, cases) bool: compared
+    mask: np.ndarray  # (systems, metrics, cases) bool: compared with the system's baseline
     case_ids: list[str]
     units: list[str | None]
     queries: list[str]
@@ -86,7 +93,7 @@ class Aligned:
 def align_scores(
     loaded: list[EvaluationReport],
     systems: list[System],
-    base: int,
+    base_of: dict[int, int],
     metrics: Sequence[str] | str | None,
     include_skipped: bool,
     found: list[str],
@@ -99,7 +106,7 @@ def align_scores(
     Args:
         loaded: The compared reports.
         systems: The systems, each a (report, mode).
-        base: Index of the baseline system (its case order comes first).
+        base_of: Each compared system's baseline system (the first baseline's case order comes first).
         metrics: The ``metrics`` argument of :func:`~heta_nb.comparison.compare`.
         include_skipped: Count scores marked skipped.
         found: Warnings so far; alignment warnings are appended.
@@ -112,6 +119,7 @@ def align_scores(
         ValueError: Unknown metrics, or no numeric metric in common.
     """
     slots = [_collect(loaded[system.report_index], system.mode) for system in systems]
+    base = min(set(range(len(systems))) - set(base_of)) if len(base_of) < len(systems) else 0
 
     # Global codes: a case id (and a unit, missing = "") gets one integer across the reports.
     case_codes: dict[str, int] = {}
@@ -175,9 +183,18 @@ def align_scores(
     if not include_skipped:
         values[skipped] = np.nan
     usable = ~np.isnan(values)
-    mask = usable.all(axis=0)
+    mask = usable.copy()
+    for k, b in base_of.items():
+        mask[k] &= usable[b]
+    paired = np.zeros((len(chosen), n_cases), dtype=bool)  # compared in some pair
+    for k in base_of:
+        paired |= mask[k]
 
     all_present = present.all(axis=0)
+    partner_present = np.zeros_like(present)  # the system's cases its pair partner(s) have too
+    for k, b in base_of.items():
+        partner_present[k] = present[b]
+        partner_present[b] |= present[k]
     answered = (present & ~errored).all(axis=0)
     per_system = []
     for k, system in enumerate(systems):
@@ -185,7 +202,7 @@ def align_scores(
         per_metric = {
             metric: MetricOverlap(
                 usable=int(np.count_nonzero(usable[k, j])),
-                used=int(np.count_nonzero(mask[j])),
+                used=int(np.count_nonzero(mask[k, j] if k in base_of else paired[j] & usable[k, j])),
                 skipped=int(np.count_nonzero(skipped[k, j] & finite[k, j])),
                 unscored=int(np.count_nonzero(ok & ~finite[k, j])),
             )
@@ -198,7 +215,7 @@ def align_scores(
                 cases=cases,
                 errors=int(np.count_nonzero(errored[k])),
                 missing=n_cases - cases,
-                unmatched=int(np.count_nonzero(present[k] & ~all_present)),
+                unmatched=int(np.count_nonzero(present[k] & ~partner_present[k])),
                 duplicates=slots[k].duplicates,
                 metrics=per_metric,
             )
@@ -208,7 +225,7 @@ def align_scores(
         cases=n_cases,
         common=int(np.count_nonzero(all_present)),
         answered=int(np.count_nonzero(answered)),
-        aligned={metric: int(np.count_nonzero(mask[j])) for j, metric in enumerate(chosen)},
+        aligned={metric: int(np.count_nonzero(paired[j])) for j, metric in enumerate(chosen)},
         systems=tuple(per_system),
     )
     return Aligned(chosen, values, mask, case_ids, units, queries, overlap)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -17,9 +18,9 @@ from heta_nb.comparison.notes import (
     report_warnings,
     skipped_notes,
 )
-from heta_nb.comparison.result import Comparison, untested
-from heta_nb.comparison.significance import run_paired_tests
-from heta_nb.comparison.systems import index_of, name_systems, resolve_systems, unique_labels
+from heta_nb.comparison.result import Comparison
+from heta_nb.comparison.significance import Family, run_paired_tests, untested
+from heta_nb.comparison.systems import System, baselines_of, name_systems, resolve_systems, unique_labels
 from heta_nb.model.io import load_report
 
 __all__ = ["compare"]
@@ -31,6 +32,7 @@ def compare(
     metrics: Sequence[str] | str | None = None,
     modes: Sequence[str] | str | None = None,
     baseline: int | str = 0,
+    across_modes: bool = False,
     resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int | None = 0,
@@ -41,12 +43,17 @@ def compare(
 ) -> Comparison:
     """Compare recipes (reports) or query modes case by case against a baseline.
 
-    The per-case scores of several *systems* are lined up and each is tested against a
+    The per-case scores of several *systems* are lined up and each is tested against its
     baseline system, case by case. A system is one report × one query mode:
 
     * several reports (recipes) on one benchmark: every report × every query mode they all
-      share (or the ``modes`` chosen); ``compare(recipe_a, recipe_b)``;
-    * several modes of one report: ``compare(report)`` or ``compare(report, modes=[...])``.
+      share (or the ``modes`` chosen), each **paired with the baseline report's same mode**
+      (``compare(recipe_a, recipe_b)`` tests b's ``extractive_answer`` against a's
+      ``extractive_answer``, b's ``full_text_search`` against a's ``full_text_search``);
+      ``across_modes=True`` asks for one baseline system that every other system, of any
+      mode, is tested against;
+    * several modes of one report: ``compare(report)`` or ``compare(report, modes=[...])``
+      (each mode against the baseline mode).
 
     **Alignment.** Within a compared mode, case results are matched by
     ``(benchmark run unit, case_id)`` (by ``case_id`` alone when the reports' run units differ
@@ -62,8 +69,8 @@ def compare(
     * text scores (an evaluator error is recorded as ``"error"``), non-finite numbers and
       missing scores (left out for every system like errors, hence a warning).
 
-    The aligned set is the same for every system of a metric, so all rows of a metric share
-    ``n`` and the baseline mean. Anything that makes the systems less comparable (different
+    A system is aligned with its own baseline only: a pair's cases (and so its numbers)
+    do not depend on the other systems compared. Anything that makes the systems less comparable (different
     benchmark name/version/split, case sets, query modes, evaluators or ``top_k``, corpus
     documents, errors, incomplete or sharded reports) is reported in plain words in
     :attr:`Comparison.warnings` and issued as :class:`HetaComparisonWarning`; never silently.
@@ -80,15 +87,18 @@ def compare(
     (adding a system changes it only by narrowing the aligned cases), and equal inputs give
     bit-identical results.
 
-    **Multiple comparisons.** The family corrected is *every (system, metric) test against
-    the baseline in this comparison*: ``(systems - 1) × metrics`` tests, Holm–Bonferroni
-    adjusted together (with two systems this is the family of metrics; a test without
-    aligned cases has no p-value and is not counted). Holm controls the
-    family-wise error rate under any dependence between the tests (metrics of one case are
-    strongly correlated). ``significant`` and the ``verdict`` use the adjusted p-value at
-    ``alpha``; confidence intervals are per comparison, not adjusted. To test one primary
-    metric without paying for the others, pass ``metrics=[...]``. Only comparisons against
-    the baseline are tested, not every pair. Every metric is taken as higher-is-better.
+    **Multiple comparisons.** One convention everywhere (``compare``, ``check``, the
+    leaderboard): a *family* is the metrics one system is tested on against its baseline
+    (one pair, one mode), Holm–Bonferroni adjusted together; metrics that are n/a in a
+    mode are not tested and not in the family, and a test without aligned cases has no
+    p-value and is not counted. :meth:`Comparison.family` names it ("Holm over the 6
+    metrics of extractive_answer"), and every output shows it with the unadjusted p beside
+    the adjusted one. Holm controls the family-wise error rate under any dependence
+    between the tests (metrics of one case are strongly correlated). ``significant`` and
+    the ``verdict`` use the adjusted p-value at ``alpha``; confidence intervals are per
+    comparison, not adjusted. To test one primary metric without paying for the others,
+    pass ``metrics=[...]``. Only comparisons against a baseline are tested, not every
+    pair. Every metric is taken as higher-is-better.
 
     Args:
         *reports: Two or more reports of one benchmark (recipes), or one report with two
@@ -101,14 +111,18 @@ def compare(
             systems (a system that errored on every case does not narrow the choice).
         modes: Query modes to compare. Default: with one report, all of its modes; with
             several, the modes every report has.
-        baseline: Index or name of the baseline system; deltas are ``system - baseline``.
+        baseline: The baseline; deltas are ``system - baseline``. Paired by mode (several
+            reports), the baseline *report*: its index among the reports or its name (a
+            system name picks its report). Otherwise the index or name of the baseline system.
+        across_modes: With several reports, test every system against one baseline
+            system (``baseline``: a system), modes mixed, instead of mode with mode.
         resamples: Bootstrap resamples, and permutation resamples when not exact.
         confidence: Confidence level of the intervals.
         seed: Seed of every test (``None``: fresh entropy, kept in ``Comparison.seed``).
         include_skipped: Count scores marked skipped (as the 0.0/False Heta recorded).
         alpha: Significance level for ``significant`` and the verdicts (after correction).
         tie_tolerance: ``|delta| <= tie_tolerance`` counts as a tie in wins/ties/losses.
-        correction: ``"holm"`` (over every system × metric test) or ``"none"``.
+        correction: ``"holm"`` (over each system's metrics against its baseline) or ``"none"``.
 
     Returns:
         The :class:`Comparison`.
@@ -138,10 +152,15 @@ def compare(
     if len(pairs) < 2:
         raise ValueError(f"compare() needs two or more systems (reports × modes), got {len(pairs)}")
     systems = name_systems(loaded, pairs, mode_names, names, report_labels)
-    base = index_of(baseline, [s.name for s in systems], "baseline")
+    paired_by_mode = len(loaded) > 1 and bool(mode_names) and not across_modes
+    given = [names] if isinstance(names, str) else list(names or [])
+    report_names = [str(n) for n in given] if len(loaded) > 1 and len(given) == len(loaded) else report_labels
+    base_of, baseline_name = baselines_of(
+        systems, baseline, reports=len(loaded), report_names=report_names, paired_by_mode=paired_by_mode
+    )
 
     notes: list[str] = []
-    aligned = align_scores(loaded, systems, base, metrics, include_skipped, found, notes)
+    aligned = align_scores(loaded, systems, base_of, metrics, include_skipped, found, notes)
     notes.extend(skipped_notes(aligned.overlap, include_skipped))
     found[:0] = completeness_warnings(loaded, report_labels)
     if len(loaded) > 1:
@@ -149,23 +168,23 @@ def compare(
     found.extend(overlap_warnings(aligned.overlap))
 
     own = _own_reasons(loaded, systems, aligned.metrics)
-    not_applicable = untested(own, [s.mode for s in systems], base, len(aligned.metrics))
+    not_applicable = untested(own, [s.mode for s in systems], base_of, len(aligned.metrics))
     tests = run_paired_tests(
         aligned,
-        base,
-        len(systems),
+        base_of,
+        not_applicable,
         resamples=resamples,
         confidence=confidence,
         seed=seed,
         tie_tolerance=tie_tolerance,
-        correction="none" if not_applicable else correction,
+        correction=correction,
     )
     if not_applicable:
-        tests = _without(tests, not_applicable, correction)
         notes.append(
-            "n/a (not tested, not in the Holm family): "
+            "n/a (not tested, not in a Holm family): "
             + "; ".join(f"{systems[k].name} {aligned.metrics[j]}: {why}" for (k, j), why in not_applicable.items())
         )
+    families = _families(systems, base_of, aligned.metrics, tests, not_applicable, correction, paired_by_mode)
     tested = {key: t for key, t in tests.items() if key not in not_applicable}
     notes.extend(interval_notes(tested, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
 
@@ -173,7 +192,9 @@ def compare(
         warnings.warn(message, HetaComparisonWarning, stacklevel=2)
     return Comparison(
         systems=systems,
-        baseline=base,
+        baseline=baseline_name,
+        base_of=base_of,
+        families=families,
         aligned=aligned,
         tests=tests,
         warnings=found,
@@ -185,6 +206,7 @@ def compare(
             "metrics": [metrics] if isinstance(metrics, str) else (list(metrics) if metrics is not None else None),
             "modes": [modes] if isinstance(modes, str) else (list(modes) if modes is not None else None),
             "baseline": baseline,
+            "across_modes": bool(across_modes),
             "resamples": int(resamples),
             "include_skipped": bool(include_skipped),
         },
@@ -196,8 +218,44 @@ def compare(
             "tie_tolerance": float(tie_tolerance),
             "correction": correction,
             "include_skipped": bool(include_skipped),
+            "paired_by_mode": paired_by_mode,
         },
     )
+
+
+def _families(
+    systems: Sequence[System],
+    base_of: dict[int, int],
+    metrics: Sequence[str],
+    tests: dict[tuple[int, int], Any],
+    not_applicable: dict[tuple[int, int], str],
+    correction: str,
+    paired_by_mode: bool,
+) -> dict[int, Family]:
+    """The family of each tested system: its metrics with a p-value, named in words."""
+    reports = len({s.report_index for s in systems})
+    out = {}
+    for k, b in base_of.items():
+        system, base = systems[k], systems[b]
+        if paired_by_mode or (system.mode == base.mode and reports > 1):
+            label = system.name[: -len(system.mode) - 1] if system.name.endswith("/" + system.mode) else system.name
+            base_label = base.name[: -len(base.mode) - 1] if base.name.endswith("/" + base.mode) else base.name
+            subject = f"{system.mode} ({label} vs {base_label})"
+        else:
+            subject = f"{system.name} vs {base.name}"
+        out[k] = Family(
+            system=system.name,
+            baseline=base.name,
+            subject=subject,
+            metrics=tuple(
+                m
+                for j, m in enumerate(metrics)
+                if (k, j) not in not_applicable and not math.isnan(tests[(k, j)].p_value)
+            ),
+            untested=tuple(m for j, m in enumerate(metrics) if (k, j) in not_applicable),
+            correction=correction,
+        )
+    return out
 
 
 def _own_reasons(reports: Sequence[Any], systems: Sequence[Any], metrics: Sequence[str]) -> dict[tuple[int, int], str]:
@@ -211,26 +269,6 @@ def _own_reasons(reports: Sequence[Any], systems: Sequence[Any], metrics: Sequen
             if why:
                 reasons[(k, j)] = why
     return reasons
-
-
-def _without(
-    tests: dict[tuple[int, int], Any], left_out: dict[tuple[int, int], str], correction: str
-) -> dict[tuple[int, int], Any]:
-    """``tests`` with the n/a ones emptied (no p-value) and the rest Holm-adjusted as one family."""
-    from dataclasses import replace
-
-    from heta_nb.stats.paired import holm
-
-    nan = float("nan")
-    out = {
-        key: replace(t, p_value=nan, p_value_adjusted=nan, ci_low=nan, ci_high=nan) if key in left_out else t
-        for key, t in tests.items()
-    }
-    if correction == "holm":
-        keys = [key for key in out if key not in left_out]
-        adjusted = holm([out[key].p_value for key in keys])
-        out.update({key: replace(out[key], p_value_adjusted=p) for key, p in zip(keys, adjusted)})
-    return out
 
 
 def _check_names(kind: str, wanted: Sequence[str] | None, known: Sequence[str]) -> None:

@@ -86,10 +86,15 @@ def verdict_line(system: str, baseline: str, rows: Sequence[Mapping[str, Any]]) 
     }
 
 
-def verdict_lines(rows: Sequence[Mapping[str, Any]], baseline: str) -> list[dict[str, Any]]:
-    """:func:`verdict_line` for every system of ``rows`` (a comparison's summary rows), in order."""
+def verdict_lines(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`verdict_line` for every system of ``rows`` (a comparison's summary rows), in
+    order, each against its own baseline (the rows' ``baseline``)."""
     systems = list(dict.fromkeys(str(r["system"]) for r in rows))
-    return [verdict_line(name, baseline, [r for r in rows if r["system"] == name]) for name in systems]
+    lines = []
+    for name in systems:
+        mine = [r for r in rows if r["system"] == name]
+        lines.append(verdict_line(name, str(mine[0]["baseline"]), mine))
+    return lines
 
 
 def differing_metrics(rows: Sequence[Mapping[str, Any]], system: str) -> list[str]:

@@ -185,7 +185,7 @@ def interval_notes(
     if outside:
         why = (
             f"each CI is a {confidence:.0%} interval for its own difference, not adjusted for the "
-            f"{len(tests)} tests, while the verdict uses the Holm-adjusted p-value"
+            "other tests of its family, while the verdict uses the Holm-adjusted p-value"
             if correction == "holm"
             else "the bootstrap CI and the permutation test are different procedures, which can disagree "
             "near the boundary"

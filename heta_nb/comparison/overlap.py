@@ -16,7 +16,8 @@ class MetricOverlap:
     usable: int
     """Cases with a usable score (finite number or bool; skipped ones only if included)."""
     used: int
-    """Usable cases that every other system could also be compared on (the aligned n)."""
+    """Usable cases compared: those its baseline has a usable score for too (a baseline's:
+    those some system is compared with it on)."""
     skipped: int
     """Scores marked ``metadata.skipped`` (left out unless ``include_skipped=True``)."""
     unscored: int
@@ -40,7 +41,8 @@ class SystemOverlap:
     missing: int
     """Cases some other system has but this one has no result for."""
     unmatched: int
-    """Cases of this system that some other system lacks (left out)."""
+    """Cases of this system that its pair partner lacks (its baseline; for a baseline,
+    every system compared with it), left out."""
     duplicates: int
     """Repeated results for the same case (only the first is used)."""
     metrics: Mapping[str, MetricOverlap] = field(default_factory=dict)
@@ -59,7 +61,7 @@ class Overlap:
     answered: int
     """Cases every system answered without an error."""
     aligned: Mapping[str, int]
-    """Per metric, the cases actually compared (usable score in every system)."""
+    """Per metric, the cases compared in at least one pair (a system and its baseline)."""
     systems: tuple[SystemOverlap, ...]
 
     @property

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,23 +10,23 @@ from heta_nb._util.frames import frame as frame_of
 from heta_nb.comparison.align import Aligned
 from heta_nb.comparison.headline import differing_metrics, verdict_lines
 from heta_nb.comparison.overlap import Overlap
-from heta_nb.comparison.significance import is_significant, verdict_text
+from heta_nb.comparison.significance import Family, is_significant, untested, verdict_text
 from heta_nb.comparison.systems import System, index_of
 from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
-from heta_nb.stats.format import p_text
 from heta_nb.stats.paired import PairedTest
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.axes import Axes
 
-__all__ = ["SUMMARY_COLUMNS", "Comparison", "untested"]
+__all__ = ["SUMMARY_COLUMNS", "Comparison"]
 
 SUMMARY_COLUMNS = (
     "system",
     "metric",
     "baseline",
+    "mode",
     "n",
     "mean",
     "baseline_mean",
@@ -36,6 +35,8 @@ SUMMARY_COLUMNS = (
     "ci_high",
     "p_value",
     "p_adjusted",
+    "family",
+    "family_size",
     "wins",
     "ties",
     "losses",
@@ -46,13 +47,16 @@ SUMMARY_COLUMNS = (
 
 
 class Comparison(RichDisplay):
-    """Paired comparison of systems against a baseline (build it with :func:`compare`).
+    """Paired comparison of systems against their baselines (build it with :func:`compare`).
 
     Attributes:
-        systems: System names, in order (the baseline included).
+        systems: System names, in order (the baselines included).
         system_info: One :class:`System` per name (report id, mode, benchmark...).
         metrics: Metrics compared.
-        baseline: Name of the baseline system.
+        baseline: Name of the baseline: the baseline report's when several reports are
+            paired mode by mode (its system of each mode is that mode's baseline), else
+            the baseline system's.
+        baselines: ``{system: its baseline system}`` for every tested system.
         warnings: Plain-language reasons the systems may not be fully comparable (also
             issued as :class:`HetaComparisonWarning`).
         notes: Plain-language remarks that are not warnings (skipped scores left out or
@@ -66,7 +70,9 @@ class Comparison(RichDisplay):
         self,
         *,
         systems: list[System],
-        baseline: int,
+        baseline: str,
+        base_of: dict[int, int],
+        families: dict[int, Family],
         aligned: Aligned,
         tests: dict[tuple[int, int], PairedTest],
         warnings: list[str],
@@ -83,7 +89,9 @@ class Comparison(RichDisplay):
         self.system_info: tuple[System, ...] = tuple(systems)
         self.systems: tuple[str, ...] = tuple(s.name for s in systems)
         self.metrics: tuple[str, ...] = aligned.metrics
-        self.baseline: str = systems[baseline].name
+        self.baseline: str = baseline
+        self.baselines: dict[str, str] = {systems[k].name: systems[b].name for k, b in base_of.items()}
+        self.paired_by_mode: bool = bool(settings.get("paired_by_mode", False))
         self.warnings: list[str] = list(warnings)
         self.notes: list[str] = list(notes)
         self.overlap: Overlap = aligned.overlap
@@ -94,26 +102,70 @@ class Comparison(RichDisplay):
         self.tie_tolerance: float = settings["tie_tolerance"]
         self.correction: str = settings["correction"]
         self.include_skipped: bool = settings["include_skipped"]
-        self._base = baseline
+        self._base_of = dict(base_of)
+        self._families = dict(families)
         self._aligned = aligned
         self._tests = tests
         own = dict(not_applicable or {})
         self._na_own = own
         """``{(system, metric): reason}``: the metric is n/a in that system's mode."""
-        self._not_applicable = untested(own, [s.mode for s in systems], baseline, len(self.metrics))
+        self._not_applicable = untested(own, [s.mode for s in systems], self._base_of, len(self.metrics))
 
     # -- lookups -------------------------------------------------------------------------
     @property
+    def candidates(self) -> tuple[str, ...]:
+        """The systems tested against a baseline, in order."""
+        return tuple(name for k, name in enumerate(self.systems) if k in self._base_of)
+
+    def is_baseline(self, system: str) -> bool:
+        """Whether ``system`` is a baseline (of some tested system) rather than tested."""
+        return system in self.systems and self.systems.index(system) not in self._base_of
+
+    def baseline_of(self, system: int | str | None = None) -> str:
+        """The baseline system ``system`` is tested against (default: the first tested system)."""
+        return self.systems[self._base_of[self._system(system)]]
+
+    def family(self, system: int | str | None = None) -> Family:
+        """The tests corrected together with ``system``'s: its metrics against its baseline
+        (:attr:`~heta_nb.comparison.significance.Family.text`: "Holm over the 6 metrics of ...")."""
+        return self._families[self._system(system)]
+
+    @property
+    def family_text(self) -> str:
+        """The multiplicity convention in words, for headers: the one family's text, or
+        ``"Holm over each system's 6 metrics against its baseline"`` when there are several."""
+        families = list(self._families.values())
+        if len(families) == 1:
+            return families[0].text
+        sizes = sorted({f.size for f in families})
+        count = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+        how = "Holm" if self.correction == "holm" else "no correction"
+        return f"{how} over each system's {count} metrics against its baseline, per pair ({len(families)} families)"
+
+    def description(self) -> str:
+        """What is compared with what, in words: ``"large-chunks vs baseline 'small-chunks',
+        mode by mode (full_text_search, extractive_answer; saltmarsh_isles:1:test)"``."""
+        benchmarks = ", ".join(sorted({s.benchmark for s in self.system_info}))
+        if self.paired_by_mode:
+            reports = list(dict.fromkeys(s.report_id for s in self.system_info))
+            base_reports = {self.system_info[b].report_id for b in self._base_of.values()}
+            others = [r for r in reports if r not in base_reports]
+            modes = list(dict.fromkeys(s.mode for s in self.system_info))
+            return f"{', '.join(others)} vs baseline {self.baseline!r}, mode by mode ({', '.join(modes)}; {benchmarks})"
+        shown = ", ".join(self.candidates[:6]) + (f" and {len(self.candidates) - 6} more" if len(self.candidates) > 6 else "")
+        return f"{shown} vs baseline {self.baseline!r} ({benchmarks})"
+
+    @property
     def family_size(self) -> int:
-        """Number of tests corrected together (every non-baseline system × metric with data)."""
-        return sum(1 for t in self._tests.values() if not math.isnan(t.p_value))
+        """Tests corrected together in the largest family (a system's metrics against its baseline)."""
+        return max((f.size for f in self._families.values()), default=0)
 
     def _system(self, system: int | str | None) -> int:
         if system is None:
-            return next(k for k in range(len(self.systems)) if k != self._base)
+            return next(k for k in range(len(self.systems)) if k in self._base_of)
         index = index_of(system, self.systems, "system")
-        if index == self._base:
-            raise ValueError(f"{self.systems[index]!r} is the baseline; pick another system")
+        if index not in self._base_of:
+            raise ValueError(f"{self.systems[index]!r} is a baseline; pick another system")
         return index
 
     def _metric(self, metric: str) -> int:
@@ -142,7 +194,7 @@ class Comparison(RichDisplay):
     def headline(self) -> list[str]:
         """The verdict first, one line per system: ``"large-chunks vs small-chunks: 0 better,
         1 worse (answer_f1, -0.026 [-0.042, -0.010]), 4 no detectable difference"``."""
-        return [line["text"] for line in verdict_lines(self.summary_rows(), self.baseline)]
+        return [line["text"] for line in verdict_lines(self.summary_rows())]
 
     def differing_metrics(self, system: int | str | None = None) -> list[str]:
         """The metrics ordered by how clearly ``system`` differs from the baseline
@@ -152,14 +204,19 @@ class Comparison(RichDisplay):
     def aligned_values(self, metric: str) -> dict[str, np.ndarray]:
         """Per system, the scores of ``metric`` on the aligned cases (same order for all)."""
         j = self._metric(metric)
-        mask = self._aligned.mask[j]
+        mask = self._common_mask(j)
         return {name: self._aligned.values[k, j, mask].copy() for k, name in enumerate(self.systems)}
 
+    def _common_mask(self, j: int) -> np.ndarray:
+        """The cases of metric ``j`` every system is compared on (every pair's cases)."""
+        mask: np.ndarray = np.logical_and.reduce([self._aligned.mask[k, j] for k in self._base_of])
+        return mask
+
     def deltas(self, metric: str, system: int | str | None = None) -> np.ndarray:
-        """Per aligned case, ``system - baseline`` (system default: the first non-baseline one)."""
+        """Per case ``system`` is compared on, ``system - its baseline`` (default: the first tested system)."""
         j, k = self._metric(metric), self._system(system)
-        mask = self._aligned.mask[j]
-        deltas: np.ndarray = self._aligned.values[k, j, mask] - self._aligned.values[self._base, j, mask]
+        mask = self._aligned.mask[k, j]
+        deltas: np.ndarray = self._aligned.values[k, j, mask] - self._aligned.values[self._base_of[k], j, mask]
         return deltas
 
     # -- plain data ----------------------------------------------------------------------
@@ -167,8 +224,9 @@ class Comparison(RichDisplay):
         """One dict per (non-baseline system, metric), keys :data:`SUMMARY_COLUMNS`, plain Python values."""
         rows = []
         for k, name in enumerate(self.systems):
-            if k == self._base:
+            if k not in self._base_of:
                 continue
+            family = self._families[k]
             for j, metric in enumerate(self.metrics):
                 t = self._tests[(k, j)]
                 why = self._not_applicable.get((k, j))
@@ -176,15 +234,18 @@ class Comparison(RichDisplay):
                     {
                         "system": name,
                         "metric": metric,
-                        "baseline": self.baseline,
+                        "baseline": self.systems[self._base_of[k]],
+                        "mode": self.system_info[k].mode,
                         "n": t.n,
-                        "mean": math.nan if why and (k, j) in self._na_own else t.mean_b,
-                        "baseline_mean": math.nan if why and (self._base, j) in self._na_own else t.mean_a,
-                        "mean_diff": math.nan if why else t.mean_diff,
+                        "mean": t.mean_b,
+                        "baseline_mean": t.mean_a,
+                        "mean_diff": t.mean_diff,
                         "ci_low": t.ci_low,
                         "ci_high": t.ci_high,
                         "p_value": t.p_value,
                         "p_adjusted": t.p_value_adjusted,
+                        "family": "" if why else family.text,
+                        "family_size": 0 if why else family.size,
                         "wins": t.wins,
                         "ties": t.ties,
                         "losses": t.losses,
@@ -204,11 +265,18 @@ class Comparison(RichDisplay):
                     "mode": s.mode,
                     "knowledge_base_name": s.knowledge_base_name,
                     "benchmark": s.benchmark,
-                    "is_baseline": s.name == self.baseline,
+                    "is_baseline": self.is_baseline(s.name),
+                    "baseline": self.baselines.get(s.name),
                 }
                 for s in self.system_info
             ],
             "baseline": self.baseline,
+            "baselines": dict(self.baselines),
+            "families": [
+                {"system": f.system, "baseline": f.baseline, "size": f.size, "text": f.text}
+                for f in self._families.values()
+            ],
+            "family_text": self.family_text,
             "metrics": list(self.metrics),
             "rows": self.summary_rows(),
             "warnings": list(self.warnings),
@@ -222,7 +290,9 @@ class Comparison(RichDisplay):
                 "tie_tolerance": self.tie_tolerance,
                 "correction": self.correction,
                 "family_size": self.family_size,
+                "family": self.family_text,
                 "include_skipped": self.include_skipped,
+                "paired_by_mode": self.paired_by_mode,
             },
         }
 
@@ -230,23 +300,30 @@ class Comparison(RichDisplay):
     def summary_frame(self) -> pd.DataFrame:
         """One row per (non-baseline system, metric); columns :data:`SUMMARY_COLUMNS`.
 
-        ``mean`` and ``baseline_mean`` are over the aligned cases (``n``), ``mean_diff`` =
-        system - baseline with its bootstrap CI, ``p_value`` the permutation p-value and
-        ``p_adjusted`` the Holm-adjusted one (family: every row), which ``significant``
-        and ``verdict`` use.
+        ``mean`` and ``baseline_mean`` are over the cases the pair is compared on (``n``),
+        ``mean_diff`` = system - baseline with its bootstrap CI, ``p_value`` the permutation
+        p-value and ``p_adjusted`` the Holm-adjusted one over ``family`` (the system's
+        metrics against its baseline, ``family_size`` tests), which ``significant`` and
+        ``verdict`` use. An n/a row (not tested) has ``n`` 0, NaN numbers and an empty family.
         """
 
         frame = frame_of(self.summary_rows(), columns=list(SUMMARY_COLUMNS))
         for name in ("n", "wins", "ties", "losses"):
             frame[name] = frame[name].astype("int64")
         frame["significant"] = frame["significant"].astype("bool")
+        frame["family_size"] = frame["family_size"].astype("int64")
         frame.attrs.update(
-            baseline=self.baseline, confidence=self.confidence, alpha=self.alpha, correction=self.correction
+            baseline=self.baseline,
+            confidence=self.confidence,
+            alpha=self.alpha,
+            correction=self.correction,
+            family=self.family_text,
         )
         return frame
 
     def cases_frame(self, metric: str | None = None) -> pd.DataFrame:
-        """Per aligned case: ``unit, case_id, query``, each system's value, ``delta <system>``.
+        """Per case every pair compares: ``unit, case_id, query``, each system's value,
+        ``delta <system>`` (against its own baseline).
 
         With ``metric=None`` every metric is stacked, with a leading ``metric`` column.
         Deltas are ``system - baseline``; rows keep the baseline report's case order.
@@ -259,17 +336,17 @@ class Comparison(RichDisplay):
                 frame.insert(0, "metric", m)
             return pd.concat(frames, ignore_index=True)
         j = self._metric(metric)
-        where = np.flatnonzero(self._aligned.mask[j])
+        where = np.flatnonzero(self._common_mask(j))
         columns: dict[str, Any] = {
             "unit": [self._aligned.units[i] for i in where],
             "case_id": [self._aligned.case_ids[i] for i in where],
             "query": [self._aligned.queries[i] for i in where],
         }
-        base_values = self._aligned.values[self._base, j, where]
         for k, name in enumerate(self.systems):
             columns[name] = self._aligned.values[k, j, where]
         for k, name in enumerate(self.systems):
-            if k != self._base:
+            if k in self._base_of:
+                base_values = self._aligned.values[self._base_of[k], j, where]
                 columns[f"delta {name}"] = self._aligned.values[k, j, where] - base_values
         frame = frame_of(columns)
         frame.attrs.update(metric=metric, baseline=self.baseline)
@@ -293,8 +370,8 @@ class Comparison(RichDisplay):
     def _extremes(self, metric: str, n: int, system: int | str | None, *, improved: bool) -> pd.DataFrame:
 
         j, k = self._metric(metric), self._system(system)
-        where = np.flatnonzero(self._aligned.mask[j])
-        a = self._aligned.values[self._base, j, where]
+        where = np.flatnonzero(self._aligned.mask[k, j])
+        a = self._aligned.values[self._base_of[k], j, where]
         b = self._aligned.values[k, j, where]
         d = b - a
         keep = np.flatnonzero(d > self.tie_tolerance if improved else d < -self.tie_tolerance)
@@ -305,12 +382,12 @@ class Comparison(RichDisplay):
                 "unit": [self._aligned.units[where[i]] for i in order],
                 "case_id": [self._aligned.case_ids[where[i]] for i in order],
                 "query": [self._aligned.queries[where[i]] for i in order],
-                self.baseline: a[order],
+                self.systems[self._base_of[k]]: a[order],
                 name: b[order],
                 "delta": d[order],
             }
         )
-        frame.attrs.update(metric=metric, baseline=self.baseline, system=name)
+        frame.attrs.update(metric=metric, baseline=self.systems[self._base_of[k]], system=name)
         return frame
 
     # -- plots ---------------------------------------------------------------------------
@@ -322,34 +399,15 @@ class Comparison(RichDisplay):
         ``seed``) so that stacked points stay visible. Like :mod:`heta_nb.plots`, draws on
         ``ax`` or a new pyplot-free figure, and sets ``ax.heta_nb_info``.
         """
+        from heta_nb.comparison.figures import paired_scatter
+
         j, k = self._metric(metric), self._system(system)
-        mask = self._aligned.mask[j]
-        x = self._aligned.values[self._base, j, mask]
+        mask = self._aligned.mask[k, j]
+        x = self._aligned.values[self._base_of[k], j, mask]
         y = self._aligned.values[k, j, mask]
         t = self._tests[(k, j)]
-        ax, palette = _axes(ax, (4.8, 4.6))
-        jittered = False
-        if x.size:
-            both = np.concatenate([x, y])
-            lo, hi = float(both.min()), float(both.max())
-            span = hi - lo or 1.0
-            if np.unique(both).size <= 12:
-                jittered = True
-                rng = np.random.default_rng(self.seed)
-                width = 0.025 * span
-                x = x + rng.uniform(-width, width, x.size)
-                y = y + rng.uniform(-width, width, y.size)
-            ax.scatter(x, y, s=14, alpha=0.45, linewidths=0, color=palette[0])
-            pad = 0.06 * span
-            ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="#888888", linestyle="--", linewidth=1)
-            ax.set_xlim(lo - pad, hi + pad)
-            ax.set_ylim(lo - pad, hi + pad)
-        else:
-            ax.text(0.5, 0.5, "no aligned cases", ha="center", va="center", transform=ax.transAxes)
-        ax.set_xlabel(f"{self.baseline} (baseline)", parse_math=False)
-        ax.set_ylabel(self.systems[k], parse_math=False)
-        note = f"{t.wins} better, {t.ties} tied, {t.losses} worse" + (" (jittered)" if jittered else "")
-        ax.set_title(f"{metric}, {t.n} cases\n{note}", fontsize="medium", parse_math=False)
+        names = (self.systems[self._base_of[k]], self.systems[k])
+        ax, jittered = paired_scatter(x, y, t, metric, names, seed=self.seed, ax=ax)
         ax.heta_nb_info = self._plot_info("paired", metric, k, t, jittered=jittered)  # type: ignore[attr-defined]
         return ax
 
@@ -358,28 +416,20 @@ class Comparison(RichDisplay):
 
         At most 25 distinct deltas are drawn as one bar each, more as a histogram.
         """
+        from heta_nb.comparison.figures import delta_histogram
+
         j, k = self._metric(metric), self._system(system)
-        d = self.deltas(metric, k)
         t = self._tests[(k, j)]
-        ax, palette = _axes(ax, (5.6, 3.6))
-        if d.size:
-            levels, counts = np.unique(d, return_counts=True)
-            if levels.size <= 25:
-                step = float(np.min(np.diff(levels))) if levels.size > 1 else 1.0
-                ax.bar(levels, counts, width=0.8 * step, color=palette[0], alpha=0.75)
-            else:
-                ax.hist(d, bins="auto", color=palette[0], alpha=0.75)
-            ax.axvline(0.0, color="#888888", linewidth=1, linestyle=":")
-            pct = f"{self.confidence * 100:g}%"
-            if math.isfinite(t.ci_low) and math.isfinite(t.ci_high):
-                ax.axvspan(t.ci_low, t.ci_high, color=palette[1], alpha=0.25, label=f"{pct} CI of the mean")
-            ax.axvline(t.mean_diff, color=palette[3], linewidth=2, label=f"mean {t.mean_diff:+.3g}")
-            ax.legend(fontsize="small", frameon=False)
-        else:
-            ax.text(0.5, 0.5, "no aligned cases", ha="center", va="center", transform=ax.transAxes)
-        ax.set_xlabel(f"{metric}: {self.systems[k]} − {self.baseline}", parse_math=False)
-        ax.set_ylabel("cases")
-        ax.set_title(f"{metric}, {t.n} cases: {verdict_text(t, self.alpha)}", fontsize="medium", parse_math=False)
+        names = (self.systems[self._base_of[k]], self.systems[k])
+        ax = delta_histogram(
+            self.deltas(metric, k),
+            t,
+            metric,
+            names,
+            confidence=self.confidence,
+            verdict=verdict_text(t, self.alpha),
+            ax=ax,
+        )
         ax.heta_nb_info = self._plot_info("deltas", metric, k, t)  # type: ignore[attr-defined]
         return ax
 
@@ -388,7 +438,7 @@ class Comparison(RichDisplay):
             "plot": plot,
             "metric": metric,
             "system": self.systems[k],
-            "baseline": self.baseline,
+            "baseline": self.systems[self._base_of[k]],
             "n": t.n,
             "mean_diff": t.mean_diff,
             "ci": (t.ci_low, t.ci_high),
@@ -400,68 +450,6 @@ class Comparison(RichDisplay):
 
     # -- text ----------------------------------------------------------------------------
     def __repr__(self) -> str:
-        pct = f"{self.confidence * 100:g}%"
-        head = (
-            f"Comparison of {len(self.systems)} systems vs baseline {self.baseline!r} "
-            f"({', '.join(sorted({s.benchmark for s in self.system_info}))}); "
-            f"{'Holm' if self.correction == 'holm' else 'no'} correction over {self.family_size} test(s)"
-        )
-        table = [("system", "metric", "n", "base", "mean", "diff", f"{pct} CI", "p_adj", "verdict")]
-        for row in self.summary_rows():
-            table.append(
-                (
-                    row["system"],
-                    row["metric"],
-                    str(row["n"]),
-                    _num(row["baseline_mean"]),
-                    _num(row["mean"]),
-                    _num(row["mean_diff"], sign=True),
-                    f"[{_num(row['ci_low'], sign=True)}, {_num(row['ci_high'], sign=True)}]",
-                    p_text(row["p_adjusted"], self.alpha),
-                    row["verdict"],
-                )
-            )
-        widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-        right = {2, 3, 4, 5, 7}
-        lines = [*self.headline(), head]
-        for r in table:
-            cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
-            lines.append("  ".join(cells).rstrip())
-        if self.warnings:
-            lines.append(f"{len(self.warnings)} warning(s):")
-            lines.extend(f"  - {w}" for w in self.warnings)
-        if self.notes:
-            lines.append("notes:")
-            lines.extend(f"  - {note}" for note in self.notes)
-        return "\n".join(lines)
+        from heta_nb.comparison.text import comparison_text
 
-
-def untested(own: dict[tuple[int, int], str], modes: list[str], base: int, metrics: int) -> dict[tuple[int, int], str]:
-    """The tests left out as n/a, ``{(system, metric): reason}``, given where each metric is
-    n/a in a system's own mode (``own``): when it is n/a on both sides, or on one side of
-    two *different* modes (a mode that returns no answers by design). The same mode of two
-    recipes is still tested: a recipe whose mode stopped answering is a real regression."""
-    out: dict[tuple[int, int], str] = {}
-    for k, mode in enumerate(modes):
-        if k == base:
-            continue
-        for j in range(metrics):
-            mine, theirs = own.get((k, j), ""), own.get((base, j), "")
-            if (mine and theirs) or ((mine or theirs) and mode != modes[base]):
-                out[(k, j)] = mine or theirs
-    return out
-
-
-def _num(value: float, *, sign: bool = False) -> str:
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:+.3f}" if sign else f"{value:.3f}"
-
-
-def _axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Axes, tuple[str, ...]]:
-    """``ax`` (or the axes of a new pyplot-free figure) and the package's colour palette."""
-    from heta_nb.plots import PALETTE
-    from heta_nb.plots.style import new_axes
-
-    # a PlotFigure, as in heta_nb.plots: no layout engine, and it displays as an image by itself
-    return new_axes(ax, size), PALETTE
+        return comparison_text(self)

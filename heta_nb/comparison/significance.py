@@ -1,9 +1,19 @@
-"""The paired test of every system × metric against the baseline, Holm-adjusted as one family, and its verdict."""
+"""The paired tests of each system against its baseline, Holm-adjusted per family, and their verdict.
+
+**One multiplicity convention.** A *family* is the metrics one system is tested on
+against its baseline: one pair of systems in one mode (``large-chunks/extractive_answer``
+against ``small-chunks/extractive_answer``). Holm's step-down correction runs over each
+family; metrics that are n/a (not tested) are not in it. A pair's tests depend only on
+the two systems' scores, so ``compare``, ``check`` and the leaderboard give the same
+numbers for the same pair, and every output names the family
+(:attr:`Family.text`: ``"Holm over the 6 metrics of extractive_answer"``).
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -12,13 +22,69 @@ from heta_nb.stats.batch import paired_tests
 from heta_nb.stats.format import p_text
 from heta_nb.stats.paired import PairedTest, holm
 
-__all__ = ["is_significant", "run_paired_tests", "verdict_text"]
+__all__ = ["Family", "is_significant", "run_paired_tests", "untested", "untested_test", "verdict_text"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """The tests corrected together: one system against its baseline, over its tested metrics."""
+
+    system: str
+    baseline: str
+    subject: str
+    """The pair in words (``"extractive_answer"``, ``"large-chunks vs small-chunks"``)."""
+    metrics: tuple[str, ...]
+    """The metrics tested (with aligned cases), in order."""
+    untested: tuple[str, ...] = ()
+    """The metrics left out of the family (n/a: not tested)."""
+    correction: str = "holm"
+
+    @property
+    def size(self) -> int:
+        """How many tests are corrected together."""
+        return len(self.metrics)
+
+    @property
+    def text(self) -> str:
+        """``"Holm over the 6 metrics of extractive_answer"`` (``"no correction"`` when off),
+        with the n/a metrics left out said (``"; 2 n/a not tested"``)."""
+        count = f"{self.size} metric{'s' if self.size != 1 else ''}"
+        head = (
+            f"Holm over the {count} of {self.subject}"
+            if self.correction == "holm"
+            else (f"no correction over the {count} of {self.subject}")
+        )
+        if self.untested:
+            head += f"; {len(self.untested)} n/a not tested"
+        return head
+
+
+def untested_test(resamples: int, seed: int, confidence: float, why: str) -> PairedTest:
+    """The test of an n/a (system, metric): no cases, no numbers (``method`` says why)."""
+    nan = math.nan
+    return PairedTest(
+        n=0,
+        mean_a=nan,
+        mean_b=nan,
+        mean_diff=nan,
+        ci_low=nan,
+        ci_high=nan,
+        confidence=confidence,
+        p_value=nan,
+        p_value_adjusted=nan,
+        wins=0,
+        ties=0,
+        losses=0,
+        resamples=resamples,
+        seed=seed,
+        method=f"not tested: n/a ({why})",
+    )
 
 
 def run_paired_tests(
     aligned: Aligned,
-    base: int,
-    systems: int,
+    base_of: Mapping[int, int],
+    untested: Mapping[tuple[int, int], str],
     *,
     resamples: int,
     confidence: float,
@@ -26,45 +92,53 @@ def run_paired_tests(
     tie_tolerance: float,
     correction: str,
 ) -> dict[tuple[int, int], PairedTest]:
-    """Test every non-baseline system against the baseline on every metric's aligned cases.
+    """Test every system against its baseline on each metric, family by family.
 
-    One set of resamples serves every test (:func:`heta_nb.stats.batch.paired_tests`): the
-    cases aligned for some metric are resampled together, and each metric's cases are
-    picked out of them with its mask.
+    One set of resamples serves a family (:func:`heta_nb.stats.batch.paired_tests`): the
+    cases the pair is compared on for some tested metric are resampled together, and each
+    metric's cases are picked out of them with its mask. Nothing outside the pair enters.
 
     Args:
         aligned: The aligned scores.
-        base: Index of the baseline system.
-        systems: Number of systems.
+        base_of: Each tested system's baseline system.
+        untested: ``{(system, metric): why}`` of the n/a tests (not run, not in a family).
         resamples: Bootstrap resamples, and permutation resamples when not exact.
         confidence: Confidence level of the intervals.
-        seed: Seed of the resamples (each test depends only on its two score arrays and
-            the cases aligned for some metric).
+        seed: Seed of the resamples.
         tie_tolerance: ``|delta| <= tie_tolerance`` counts as a tie.
-        correction: ``"holm"`` (adjust every test as one family) or ``"none"``.
+        correction: ``"holm"`` (adjust each family) or ``"none"``.
 
     Returns:
-        The test of each ``(system index, metric index)``.
+        The test of each ``(system index, metric index)`` (n/a ones with no numbers).
     """
-    keys = [(s, j) for j in range(len(aligned.metrics)) for s in range(systems) if s != base]
-    cases = np.flatnonzero(aligned.mask.any(axis=0)) if aligned.mask.size else np.zeros(0, np.intp)
-    values = aligned.values[:, :, cases]
-    mask = np.array([aligned.mask[j, cases] for _, j in keys], dtype=bool).reshape(len(keys), cases.size)
-    a = np.array([values[base, j] for _, j in keys]).reshape(len(keys), cases.size)
-    b = np.array([values[s, j] for s, j in keys]).reshape(len(keys), cases.size)
-    found = paired_tests(
-        np.where(mask, a, 0.0),
-        np.where(mask, b, 0.0),
-        mask,
-        resamples=resamples,
-        confidence=confidence,
-        seed=seed,
-        tie_tolerance=tie_tolerance,
-    )
-    tests = dict(zip(keys, found))
-    if correction == "holm":
-        adjusted = holm([tests[k].p_value for k in keys])
-        tests = {k: replace(tests[k], p_value_adjusted=p) for k, p in zip(keys, adjusted)}
+    tests: dict[tuple[int, int], PairedTest] = {}
+    for k, base in base_of.items():
+        keys = [(k, j) for j in range(len(aligned.metrics)) if (k, j) not in untested]
+        for j in range(len(aligned.metrics)):
+            if (k, j) in untested:
+                tests[(k, j)] = untested_test(resamples, seed, confidence, untested[(k, j)])
+        if not keys:
+            continue
+        masks = aligned.mask[k][[j for _, j in keys]]
+        cases = np.flatnonzero(masks.any(axis=0))
+        mask = masks[:, cases]
+        a = aligned.values[base][[j for _, j in keys]][:, cases]
+        b = aligned.values[k][[j for _, j in keys]][:, cases]
+        found = paired_tests(
+            np.where(mask, a, 0.0),
+            np.where(mask, b, 0.0),
+            mask,
+            resamples=resamples,
+            confidence=confidence,
+            seed=seed,
+            tie_tolerance=tie_tolerance,
+        )
+        family = dict(zip(keys, found))
+        if correction == "holm":
+            tested = [key for key in keys if family[key].n > 0]
+            adjusted = holm([family[key].p_value for key in tested])
+            family.update({key: replace(family[key], p_value_adjusted=p) for key, p in zip(tested, adjusted)})
+        tests.update(family)
     return tests
 
 
@@ -103,3 +177,19 @@ def verdict_text(test: PairedTest, alpha: float) -> str:
     if test.n >= 2 and (test.ci_low > 0.0 or test.ci_high < 0.0):  # never "no difference" beside such a CI
         return f"inconclusive ({p}; the unadjusted CI excludes 0)"
     return f"no detectable difference ({p})"
+
+
+def untested(
+    own: dict[tuple[int, int], str], modes: list[str], base_of: dict[int, int], metrics: int
+) -> dict[tuple[int, int], str]:
+    """The tests left out as n/a, ``{(system, metric): reason}``, given where each metric is
+    n/a in a system's own mode (``own``): when it is n/a on both sides of a pair, or on one
+    side of two *different* modes (a mode that returns no answers by design). The same mode
+    of two recipes is still tested: a recipe whose mode stopped answering is a real regression."""
+    out: dict[tuple[int, int], str] = {}
+    for k, base in base_of.items():
+        for j in range(metrics):
+            mine, theirs = own.get((k, j), ""), own.get((base, j), "")
+            if (mine and theirs) or ((mine or theirs) and modes[k] != modes[base]):
+                out[(k, j)] = mine or theirs
+    return out

@@ -9,7 +9,7 @@ import numpy as np
 
 from heta_nb.model.report import EvaluationReport
 
-__all__ = ["System", "index_of", "name_systems", "resolve_systems", "unique_labels"]
+__all__ = ["System", "baselines_of", "index_of", "name_systems", "resolve_systems", "unique_labels"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ def resolve_systems(
         found: Warnings so far; a difference in query modes is appended.
 
     Returns:
-        ``(pairs, modes)``: one (report index, mode) per system, and the modes compared.
+        ``(pairs, modes)``: one (report index, mode) per system, and the modes compared
+        (empty when each report's only mode differs: those are compared across modes).
 
     Raises:
         ValueError: Unknown modes, fewer than two modes of one report, or no shared mode.
@@ -185,3 +186,51 @@ def index_of(which: int | str, names: Sequence[str], what: str) -> int:
     if not -len(names) <= index < len(names):
         raise ValueError(f"{what} index {index} out of range for {len(names)} systems")
     return index % len(names)
+
+
+def baselines_of(
+    systems: Sequence[System],
+    baseline: int | str,
+    *,
+    reports: int,
+    report_names: Sequence[str],
+    paired_by_mode: bool,
+) -> tuple[dict[int, int], str]:
+    """Each compared system's baseline system, and the name of the baseline.
+
+    Paired by mode (several reports, the default), ``baseline`` names a *report* (its
+    index, its label, a name given per report, or one of its systems) and every other
+    report's system is compared with the baseline report's system of the same mode.
+    Otherwise (one report's modes, or ``across_modes=True``) ``baseline`` is one system
+    (index or name) and every other system is compared with it.
+
+    Args:
+        systems: The systems, in order.
+        baseline: The ``baseline`` argument of :func:`~heta_nb.comparison.compare`.
+        reports: How many reports are compared.
+        report_names: The name of each report (its label, or the name given for it).
+        paired_by_mode: Whether systems are paired mode by mode.
+
+    Returns:
+        ``({system: its baseline system}, baseline name)``: the mapping has every
+        non-baseline system; the name is the baseline report's when paired by mode
+        with several modes, else the baseline system's.
+
+    Raises:
+        ValueError: An unknown baseline, or an index out of range.
+    """
+    names = [s.name for s in systems]
+    if not paired_by_mode:
+        base = index_of(baseline, names, "baseline")
+        return {k: base for k in range(len(systems)) if k != base}, names[base]
+    if isinstance(baseline, str) and baseline in names and baseline not in report_names:
+        chosen = systems[names.index(baseline)].report_index
+    else:
+        chosen = index_of(baseline, list(report_names), "baseline report")
+        if not 0 <= chosen < reports:  # pragma: no cover - index_of checks the range
+            raise ValueError(f"baseline report index {chosen} out of range")
+    by_mode = {s.mode: k for k, s in enumerate(systems) if s.report_index == chosen}
+    mapping = {k: by_mode[s.mode] for k, s in enumerate(systems) if s.report_index != chosen and s.mode in by_mode}
+    modes = {s.mode for s in systems}
+    name = report_names[chosen] if len(modes) > 1 else systems[next(iter(by_mode.values()))].name
+    return mapping, name

@@ -60,7 +60,7 @@ class PairTable:
         self.comparison = comparison
         self.benchmark = benchmark
         info = {s.name: s for s in comparison.system_info}
-        names = [n for n in comparison.systems if n != comparison.baseline]
+        names = list(comparison.candidates)
         if system is None:
             other = names[0]
         elif isinstance(system, int) and not isinstance(system, bool):
@@ -69,7 +69,7 @@ class PairTable:
             other = str(system)
         if other not in names:
             raise ValueError(f"system: {other!r} is not one of the compared systems {names}")
-        self.base_name, self.other_name = comparison.baseline, other
+        self.base_name, self.other_name = comparison.baseline_of(other), other
         self.systems: tuple[str, ...] = tuple(names)
         keyed = [self._keyed(info[name]) for name in (self.base_name, other)]
         order = list(dict.fromkeys([*keyed[0], *keyed[1]]))

@@ -103,7 +103,7 @@ class ComparisonSource(Source):
 
     def __init__(self, comparison: Any) -> None:
         self.comparison = comparison
-        self.systems = tuple(s for s in comparison.systems if s != comparison.baseline)
+        self.systems = tuple(comparison.candidates)
 
     def table(self, *, benchmark: Any, system: str | None) -> PairTable:
         return PairTable(self.comparison, system or None, benchmark)

@@ -49,7 +49,7 @@ def test_store_references_list_and_compare(tmp_path: Path, capsys: pytest.Captur
     assert main(["show", f"{tmp_path / 'store'}:lighthouse mini"]) == 0  # newest of that KB
     capsys.readouterr()
     assert main(["compare", reference, "--modes", "full_text_search,sql_text_search"]) == 0
-    assert "Comparison of 2 systems" in capsys.readouterr().out
+    assert "Comparison of sql_text_search vs baseline 'full_text_search'" in capsys.readouterr().out
     assert (
         main(["compare", NORMAL, "--modes", "full_text_search,extractive_answer", "-o", str(tmp_path / "c.html")]) == 0
     )

@@ -230,7 +230,7 @@ def test_a_ci_that_excludes_zero_beside_no_detectable_difference_is_explained() 
     a, b = paired_reports()
     c = compare(a, b, resamples=2000)
     [note] = [n for n in c.notes if n.startswith("the CI excludes 0")]
-    assert "not adjusted for the 4 tests" in note and "Holm-adjusted p-value" in note
+    assert "not adjusted for the other tests of its family" in note and "Holm-adjusted p-value" in note
     flagged = [m for m in c.metrics if f"b {m}" in note]
     assert flagged
     for metric in flagged:
@@ -239,7 +239,7 @@ def test_a_ci_that_excludes_zero_beside_no_detectable_difference_is_explained() 
     for metric in set(c.metrics) - set(flagged):  # the others agree
         t = c.test("b", metric)
         assert (t.ci_low > 0 or t.ci_high < 0) == c.significant("b", metric)
-    assert "bootstrap CI per test, p Holm-corrected" in c._repr_html_()
+    assert f"p {c.family_text}" in c._repr_html_() and c.family_text.startswith("Holm over the 4 metrics of")
     [text] = comparison_markdown(c)
     assert "95 % bootstrap CIs per test (not adjusted)" in text and "- Note: the CI excludes 0" in text
 

@@ -66,6 +66,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                 "diff": _signed(diff),
                 "ci": f"[{_signed(lo)}, {_signed(hi)}]" if finite else "—",
                 "p": "—" if not math.isfinite(row["p_adjusted"]) else p_digits(row["p_adjusted"], alpha, 3, "g"),
+                "p_raw": "—" if not math.isfinite(row["p_value"]) else p_digits(row["p_value"], alpha, 3, "g"),
                 "direction": direction,
                 "bar": {
                     "lo": round(60 + 56 * lo / scale, 2),
@@ -87,7 +88,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
     blocks = []
     if extremes:
         for name in comparison.systems:
-            if name == comparison.baseline:
+            if comparison.is_baseline(name):
                 continue
             for metric in comparison.differing_metrics(name)[:2]:  # the metrics that differ most
                 sides = []
@@ -103,7 +104,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                                 {
                                     "case_id": shorten(r.get("case_id"), NAME_CHARS),
                                     "query": shorten(r.get("query"), QUERY_CHARS),
-                                    "base": r.get(comparison.baseline),
+                                    "base": r.get(comparison.baseline_of(name)),
                                     "value": r.get(name),
                                 }
                                 for r in records
@@ -111,26 +112,26 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                         }
                     )
                 blocks.append(
-                    {"system": shorten(name, NAME_CHARS), "metric": shorten(metric, NAME_CHARS), "sides": sides}
+                    {
+                        "system": shorten(name, NAME_CHARS),
+                        "baseline": shorten(comparison.baseline_of(name), NAME_CHARS),
+                        "metric": shorten(metric, NAME_CHARS),
+                        "sides": sides,
+                    }
                 )
     settings = data["settings"]
     benchmarks = sorted({shorten(s["benchmark"], NAME_CHARS) for s in data["systems"]})
     aligned = overlap.get("common", 0)
     return {
         "id": _element_id(data["systems"]),
-        "headline": [
-            {**line, "text": shorten(line["text"], NOTE_CHARS)} for line in verdict_lines(rows, data["baseline"])
-        ],
+        "headline": [{**line, "text": shorten(line["text"], NOTE_CHARS)} for line in verdict_lines(rows)],
         "systems": systems,
         "baseline": shorten(data["baseline"], NAME_CHARS),
         "benchmarks": benchmarks,
         "aligned": f"{aligned:,}",
         "method": f"{settings['resamples']:,} resamples, seed {settings['seed']}",
         "confidence_pct": f"{100 * settings['confidence']:g} %",
-        "correction": "Holm-corrected over "
-        + f"{settings['family_size']} test{'s' if settings['family_size'] != 1 else ''}"
-        if settings["correction"] == "holm"
-        else "uncorrected",
+        "correction": data["family_text"],
         "p_header": "p (adj.)" if settings["correction"] == "holm" else "p",
         "include_skipped": settings["include_skipped"],
         "scale": f"{scale:.3f}",
