@@ -1,4 +1,4 @@
-"""``heta-nb check``: the regression gate for CI (exit 0 nothing regressed, 1 a regression, 2 usage or input error)."""
+"""``heta-nb check``: the regression gate for CI (exit 0 pass, 1 a regression or unverified drop, 2 could not check)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ __all__ = ["register"]
 _SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".xml": "junit", ".txt": "text"}
 EPILOG = (
     "NEW and OLD are report.json paths or URLs, or STORE:KB/REPORT_ID (STORE:KB for the newest report of a "
-    "knowledge base, STORE:KB~1 for the one before it). Exit codes: 0 nothing regressed, 1 a regression, "
-    "2 a usage or input error (including a pair that cannot be compared). In a GitHub Actions job: "
+    "knowledge base, STORE:KB~1 for the one before it). Exit codes: 0 nothing regressed, 1 a regression or "
+    "an unverified drop, 2 a usage or input error (including a pair that cannot be compared and a metric "
+    "whose evaluator failed on most cases). In a GitHub Actions job: "
     'heta-nb check NEW --baseline OLD --format markdown >> "$GITHUB_STEP_SUMMARY"'
 )
 
@@ -32,8 +33,10 @@ def register(command: Command) -> None:
     check = command(
         "check",
         help="gate a report on a baseline: exit 1 when a metric regressed (for CI)",
-        description="Compare NEW with a baseline case by case (paired tests, Holm-corrected over every "
-        "mode x metric) and fail on a significant drop larger than --max-drop, or a mean below a --floor.",
+        description="Compare NEW with a baseline case by case, mode with mode (paired tests, Holm-corrected "
+        "over each mode's metrics, as heta-nb compare) and fail on a significant drop larger than --max-drop, "
+        "on a larger drop too few cases can test (an unverified drop; --allow-unverified passes it), or on a "
+        "mean below a --floor.",
         epilog=EPILOG,
     )
     check.add_argument("new", type=text_arg, metavar="NEW", help="the new report")
@@ -57,7 +60,23 @@ def register(command: Command) -> None:
         "METRIC=X (or METRIC/MODE=X) for one metric (repeat)",
     )
     check.add_argument(
-        "--floor", action="append", default=None, metavar="M=V", help="fail when the new mean of M is below V (repeat)"
+        "--floor",
+        action="append",
+        default=None,
+        metavar="M=V",
+        help="fail when the new mean of metric M is below V: a bare M=V applies to every mode that has M, "
+        "M/MODE=V to that mode only (and wins over M=V); a mode whose baseline was below V too and that did "
+        "not drop is not failed unless --strict-floors (repeat)",
+    )
+    check.add_argument(
+        "--strict-floors",
+        action="store_true",
+        help="fail every mode below its floor, even one the baseline left below it too and that did not change",
+    )
+    check.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="pass drops larger than --max-drop that are too small a sample to test (their rows still say so)",
     )
     check.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     check.add_argument(
@@ -172,6 +191,8 @@ def _check(args: argparse.Namespace) -> int:
             alpha=args.alpha,
             max_new_errors=args.max_new_errors,
             require_same_cases=not args.allow_different_cases,
+            allow_unverified=args.allow_unverified,
+            strict_floors=args.strict_floors,
             resamples=args.resamples,
             seed=args.seed,
             include_skipped=args.include_skipped,
@@ -188,7 +209,7 @@ def _check(args: argparse.Namespace) -> int:
         output.note(f"heta-nb check: {result.headline} (wrote {args.output})")
     else:
         output.out(text.rstrip("\n"))
-    if result.verdict == "not comparable":
+    if result.verdict in ("not comparable", "evaluator errors"):
         print(f"heta-nb: error: {result.headline.removeprefix('ERROR: ')}", file=sys.stderr)
     return result.exit_code
 

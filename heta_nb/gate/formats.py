@@ -17,7 +17,7 @@ from heta_nb._util.unicode import valid_text
 from heta_nb.gate import junit, markdown
 from heta_nb.gate.numbers import ARROWS, num, p_shown, signed
 
-__all__ = ["CASES_SHOWN", "FORMATS", "headline", "render", "settings_text", "to_json", "to_text"]
+__all__ = ["CASES_SHOWN", "FORMATS", "family_text", "headline", "render", "settings_text", "to_json", "to_text"]
 
 FORMATS = ("text", "markdown", "json", "junit")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -40,13 +40,22 @@ def headline(data: Mapping[str, Any]) -> str:
     verdict = data["verdict"]
     counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in ARROWS}
     checks = plural(len(rows), "check")
-    if verdict == "regression":
+    allowed = bool(data["settings"].get("allow_unverified"))
+    if verdict in ("regression", "unverified drop"):
         named = [f"{r['metric']}/{r['mode']}" for r in rows if r["verdict"] == "regression"]
         named += [f"errors/{e['mode']}" for e in data["errors"] if e["failed"]]
-        return f"FAILED: regression in {len(named)} of {checks} ({listing(named, 3)})"
-    if verdict == "not comparable":
-        why = data["reasons"] or [f"{r['metric']}/{r['mode']}: {r['reason']}" for r in rows if r["verdict"] == verdict]
-        return f"ERROR: not comparable: {one_line(why[0]) if why else 'no check could be made'}" + (
+        unverified = [f"{r['metric']}/{r['mode']}" for r in rows if r["verdict"] == "unverified drop"]
+        parts = [f"regression in {len(named)} of {checks} ({listing(named, 3)})"] if named else []
+        if unverified and not allowed:
+            parts.append(f"unverified drop in {len(unverified)} ({listing(unverified, 3)})")
+        return "FAILED: " + "; ".join(parts)
+    if verdict in ("not comparable", "evaluator errors"):
+        why = list(data["reasons"]) + [
+            f"{r['metric']}/{r['mode']}: {r['reason']}" for r in rows if r["verdict"] == "evaluator errors"
+        ]
+        why = why or [f"{r['metric']}/{r['mode']}: {r['reason']}" for r in rows if r["verdict"] == verdict]
+        label = "not comparable" if verdict == "not comparable" else "evaluator errors"
+        return f"ERROR: {label}: {one_line(why[0]) if why else 'no check could be made'}" + (
             f" (and {len(why) - 1} more)" if len(why) > 1 else ""
         )
     parts = [
@@ -54,7 +63,9 @@ def headline(data: Mapping[str, Any]) -> str:
         for v, label in (
             ("improvement", "improved"),
             ("within tolerance", "dropped within tolerance"),
+            ("unverified drop", "unverified drop allowed"),
             ("no detectable change", "no detectable change"),
+            ("n/a", "n/a (not tested)"),
         )
         if counts[v]
     ]
@@ -71,8 +82,8 @@ def _identity(side: Mapping[str, Any]) -> str:
 
 def _table(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> list[str]:
     confidence, alpha = settings["confidence"], settings["alpha"]
-    p_name = "p_adj" if settings["correction"] == "holm" else "p"
-    header = ("mode", "metric", "n", "baseline", "new", "diff", f"{confidence * 100:g}% CI", p_name, "verdict")
+    p_name = "p_adj" if settings["correction"] == "holm" else "p_unc"
+    header = ("mode", "metric", "n", "baseline", "new", "diff", f"{confidence * 100:g}% CI", "p", p_name, "verdict")
     table = [header]
     for r in rows:
         table.append(
@@ -81,15 +92,17 @@ def _table(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> li
                 r["metric"],
                 f"{r['n']:,}",
                 num(r["baseline_mean"]),
-                num(r["new_mean"]),
+                num(r["new_mean"])
+                + (f" ({r['new_evaluator_errors']:,} evaluator errors)" if r.get("new_evaluator_errors") else ""),
                 signed(r["diff"]),
                 f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "n/a",
+                p_shown(r["p_value"], alpha),
                 p_shown(r["p_adjusted"], alpha),
                 f"{ARROWS[r['verdict']]} {r['verdict']}: {r['reason']}",
             )
         )
     widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
-    right = {2, 3, 4, 5, 7}
+    right = {2, 3, 4, 5, 7, 8}
     lines = []
     for line in table:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))]
@@ -120,8 +133,23 @@ def _changes(title: str, changes: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def family_text(settings: Mapping[str, Any]) -> str:
+    """The multiplicity convention of a check in words: ``"Holm over the 6 metrics of
+    extractive_answer (new vs baseline)"``, or per mode when there are several."""
+    families = settings.get("families") or {}
+    how = "Holm" if settings["correction"] == "holm" else "no correction"
+    if not families:
+        return f"{how} per mode over its metrics"
+    if len(families) == 1:
+        return str(next(iter(families.values())))
+    sizes = settings.get("family_sizes") or {}
+    each = ", ".join(f"{sizes.get(mode, '?')} in {mode}" for mode in families)
+    return f"{how} over each mode's metrics ({each})"
+
+
 def settings_text(settings: Mapping[str, Any]) -> str:
-    """``"alpha 0.05, Holm over 12 tests, 10,000 resamples, seed 0, max_drop 0"``.
+    """``"alpha 0.05, Holm over the 6 metrics of extractive_answer (new vs baseline), 10,000
+    resamples, seed 0, max_drop 0"``.
 
     Args:
         settings: ``CheckResult.settings``.
@@ -129,12 +157,9 @@ def settings_text(settings: Mapping[str, Any]) -> str:
     Returns:
         The settings in one line.
     """
-    correction = (
-        f"Holm over {plural(settings['family_size'], 'test')}" if settings["correction"] == "holm" else "no correction"
-    )
     parts = [
         f"alpha {settings['alpha']:g}",
-        correction,
+        family_text(settings),
         f"{settings['resamples']:,} resamples",
         f"seed {settings['seed']}",
         f"max_drop {settings['thresholds']['max_drop']}",
@@ -146,6 +171,10 @@ def settings_text(settings: Mapping[str, Any]) -> str:
         parts.append("floors " + ", ".join(f"{k} {v:g}" for k, v in thresholds["floors"].items()))
     if settings.get("max_new_errors") is not None:
         parts.append(f"max_new_errors {settings['max_new_errors']}")
+    if settings.get("allow_unverified"):
+        parts.append("unverified drops allowed")
+    if settings.get("strict_floors"):
+        parts.append("strict floors")
     return ", ".join(parts)
 
 

@@ -21,10 +21,13 @@ CASES_SHOWN = 50
 QUERY_CHARS = 120
 ICONS = {
     "regression": "❌",
+    "unverified drop": "❌",
+    "evaluator errors": "⚠️",
     "not comparable": "⚠️",
     "improvement": "✅",
     "within tolerance": "✅",
     "no detectable change": "✅",
+    "n/a": "✅",
 }
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -64,17 +67,20 @@ def _diff(row: Mapping[str, Any]) -> str:
 
 
 def _rows(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> list[str]:
-    p_name = "p (Holm)" if settings["correction"] == "holm" else "p"
+    p_name = "p (Holm)" if settings["correction"] == "holm" else "p (uncorrected)"
     lines = [
-        f"| mode | metric | n | baseline | new | Δ | {settings['confidence'] * 100:g}% CI | {p_name} | verdict |",
-        "|---|---|--:|--:|--:|--:|:-:|--:|---|",
+        f"| mode | metric | n | baseline | new | Δ | {settings['confidence'] * 100:g}% CI | p | {p_name} | verdict |",
+        "|---|---|--:|--:|--:|--:|:-:|--:|--:|---|",
     ]
     for r in rows:
         ci = f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "n/a"
         floor = f" (floor {r['floor']:g})" if r["floor"] is not None else ""
+        errors = r.get("new_evaluator_errors") or 0
+        new = num(r["new_mean"]) + (f" ⚠️ {errors:,} evaluator error{'s' if errors != 1 else ''}" if errors else "")
         lines.append(
             f"| {md(r['mode'])} | {md(r['metric'])}{floor} | {r['n']:,} | {num(r['baseline_mean'])} | "
-            f"{num(r['new_mean'])} | {_diff(r)} | {ci} | {p_shown(r['p_adjusted'], settings['alpha'])} | "
+            f"{new} | {_diff(r)} | {ci} | {p_shown(r['p_value'], settings['alpha'])} | "
+            f"{p_shown(r['p_adjusted'], settings['alpha'])} | "
             f"{ARROWS[r['verdict']]} **{r['verdict']}**: {md(r['reason'])} |"
         )
     return lines

@@ -10,10 +10,13 @@ __all__ = ["ARROWS", "num", "p_shown", "signed"]
 
 ARROWS = {
     "regression": "↓",
+    "unverified drop": "⇣",
+    "evaluator errors": "!",
     "not comparable": "?",
     "improvement": "↑",
     "within tolerance": "↘",
     "no detectable change": "=",
+    "n/a": "·",
 }
 """The mark of each verdict, most severe first (the order of :data:`heta_nb.gate.result.VERDICTS`)."""
 

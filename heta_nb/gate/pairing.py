@@ -28,6 +28,25 @@ class Pairing:
     warnings: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
     """Modes in which the new report errored on every case (the baseline did not): regressions."""
+    errored: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per mode, the metrics whose scores are mostly evaluator errors in either report, and why:
+    not tested, a row of their own (verdict ``evaluator errors``); not in :attr:`metrics`."""
+
+
+def _mostly_errors(new: EvaluationReport, baseline: EvaluationReport) -> dict[str, dict[str, str]]:
+    """Per mode, metrics whose evaluator raised on more than half the answered cases of either report."""
+    found: dict[str, dict[str, str]] = {}
+    for side, report in (("new", new), ("baseline", baseline)):
+        for item in report.metric_summaries():
+            answered = item.cases - item.errors
+            if item.evaluator_errors and answered > 0 and item.evaluator_errors * 2 > answered:
+                why = (
+                    f"{item.evaluator_errors:,} of {answered:,} scores in the {side} report are evaluator errors: "
+                    "the metric cannot be checked (see the cases' scores for the error)"
+                )
+                mine = found.setdefault(item.mode, {})
+                mine[item.metric] = f"{mine[item.metric]}; {why}" if item.metric in mine else why
+    return found
 
 
 def _numeric_metrics(report: EvaluationReport) -> dict[str, list[str]]:
@@ -124,14 +143,20 @@ def pair_reports(
             )
 
     numeric = {"new": _numeric_metrics(new), "baseline": _numeric_metrics(baseline)}
+    errored = _mostly_errors(new, baseline)
+    for side in numeric:  # a mostly-errored metric is a row of its own, numeric or not
+        for mode, names in errored.items():
+            if mode in numeric[side]:
+                numeric[side][mode] = [m for m in numeric[side][mode] if m not in names]
     wanted = _as_list(metrics)
     per_mode: dict[str, list[str]] = {}
     broken: list[str] = []
     for mode in chosen:
         have = {side: found.get(mode, []) for side, found in numeric.items()}
-        extra = list(extra_metrics(mode))
+        failing = errored.get(mode, {})
+        extra = [m for m in extra_metrics(mode) if m not in failing]
         if wanted is not None or extra:
-            names = list(dict.fromkeys([*(wanted or []), *extra]))
+            names = [m for m in dict.fromkeys([*(wanted or []), *extra]) if m not in failing]
             if wanted is None:
                 names = list(dict.fromkeys([*(m for m in have["baseline"] if m in have["new"]), *names]))
         else:
@@ -159,10 +184,20 @@ def pair_reports(
         names = [m for m in names if m in have["new"] and m in have["baseline"]]
         if names:
             per_mode[mode] = names
-        elif wanted is None and not extra:
+        elif wanted is None and not extra and not failing:
             reasons.append(f"mode {mode!r}: the reports have no numeric metric in common")
+    kept_errors = {
+        mode: {m: why for m, why in found.items() if wanted is None or m in wanted}
+        for mode, found in errored.items()
+        if mode in chosen
+    }
     return Pairing(
-        modes=[m for m in chosen if m in per_mode], metrics=per_mode, reasons=reasons, warnings=warnings, broken=broken
+        modes=[m for m in chosen if m in per_mode or kept_errors.get(m)],
+        metrics={m: per_mode.get(m, []) for m in chosen if m in per_mode or kept_errors.get(m)},
+        reasons=reasons,
+        warnings=warnings,
+        broken=broken,
+        errored={m: e for m, e in kept_errors.items() if e},
     )
 
 

@@ -27,15 +27,28 @@ __all__ = [
     "describe_report",
 ]
 
-VERDICTS = ("regression", "not comparable", "improvement", "within tolerance", "no detectable change")
-"""Verdicts, from the most to the least severe; the overall verdict is the most severe one found."""
+VERDICTS = (
+    "regression",
+    "unverified drop",
+    "evaluator errors",
+    "not comparable",
+    "improvement",
+    "within tolerance",
+    "no detectable change",
+    "n/a",
+)
+"""Verdicts, from the most to the least severe; the overall verdict is the most severe one
+found (an unverified drop that ``allow_unverified`` lets pass does not count)."""
 
 EXIT_CODES = {
     "regression": 1,
+    "unverified drop": 1,
+    "evaluator errors": 2,
     "not comparable": 2,
     "improvement": 0,
     "within tolerance": 0,
     "no detectable change": 0,
+    "n/a": 0,
 }
 """``heta-nb check``'s exit code per overall verdict (2 is also every usage or input error)."""
 
@@ -60,7 +73,7 @@ class CheckRow:
     ci_high: float
     p_value: float
     p_adjusted: float
-    """Holm-adjusted over every mode × metric of the check (``correction="holm"``)."""
+    """Holm-adjusted over the row's :attr:`family` (the metrics of its mode, ``correction="holm"``)."""
     significant: bool
     wins: int
     ties: int
@@ -73,6 +86,15 @@ class CheckRow:
     floor_mean: float = math.nan
     """The new report's own mean of this metric and mode (every scored case), which the floor is checked on."""
     floor_failed: bool = False
+    baseline_floor_mean: float = math.nan
+    """The baseline's own mean of this metric and mode (a floor it failed too is not a new failure)."""
+    family: str = ""
+    """The tests corrected together with this one, in words (``"Holm over the 6 metrics of extractive_answer
+    (new vs baseline)"``); empty when not tested."""
+    family_size: int = 0
+    new_evaluator_errors: int = 0
+    """Scores of this metric and mode whose evaluator raised, in the new report (left out of the test)."""
+    baseline_evaluator_errors: int = 0
 
 
 ROW_COLUMNS = tuple(CheckRow.__dataclass_fields__)
@@ -140,12 +162,24 @@ class CheckResult(RichDisplay):
     """Cases that started (``new error``) or stopped (``error fixed``) erroring."""
     comparisons: dict[str, Comparison] = field(default_factory=dict, repr=False)
     """The paired comparison of each mode (:func:`heta_nb.compare`), for drill-downs."""
+    checked_at: str = ""
+    """When the check ran, UTC (``2026-12-05T06:12:03Z``)."""
+    duration_s: float = 0.0
+    """How long the check took, in seconds."""
+    mode_seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds each mode's comparison took (JUnit shares them among the mode's rows)."""
 
     # -- the verdict -----------------------------------------------------------------------
     @property
     def exit_code(self) -> int:
-        """0 nothing regressed, 1 a regression, 2 not comparable (``heta-nb check``'s code)."""
+        """0 nothing regressed, 1 a regression or an unverified drop, 2 not comparable or
+        evaluator errors (``heta-nb check``'s code)."""
         return EXIT_CODES[self.verdict]
+
+    @property
+    def unverified(self) -> list[CheckRow]:
+        """The rows whose verdict is ``unverified drop`` (failing unless ``allow_unverified``)."""
+        return [row for row in self.rows if row.verdict == "unverified drop"]
 
     @property
     def ok(self) -> bool:
@@ -190,6 +224,9 @@ class CheckResult(RichDisplay):
             "errors": [{**asdict(e), "failed": e.failed} for e in self.errors],
             "flips": [asdict(change) for change in self.flips],
             "error_changes": [asdict(change) for change in self.error_changes],
+            "checked_at": self.checked_at,
+            "duration_s": self.duration_s,
+            "mode_seconds": dict(self.mode_seconds),
         }
 
     def format(self, kind: str = "text") -> str:

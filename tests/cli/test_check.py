@@ -53,7 +53,11 @@ def test_exit_codes_on_synthetic_pairs(pairs: dict[str, str], capsys: pytest.Cap
     assert code == 2 and "ERROR: not comparable: mode 'full_text_search': the case sets differ" in out
     assert err.startswith("heta-nb: error: not comparable: mode 'full_text_search'") and err.count("\n") == 1
     code, out, _ = _run(capsys, pairs["fewer"], "--baseline", pairs["baseline"], "--allow-different-cases")
-    assert code == 0
+    assert code == 1 and "unverified drop" in out  # independent noise: a drop it cannot test fails by default
+    code, out, _ = _run(
+        capsys, pairs["fewer"], "--baseline", pairs["baseline"], "--allow-different-cases", "--allow-unverified"
+    )
+    assert code == 0 and "unverified drop allowed" in out.splitlines()[0]
 
 
 def test_thresholds_from_the_command_line(pairs: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,6 +75,10 @@ def test_thresholds_from_the_command_line(pairs: dict[str, str], capsys: pytest.
     )
     assert code == 1 and "answer_contains/full_text_search" in out.splitlines()[0]
     code, out, _ = _run(capsys, pairs["noisy"], "--baseline", pairs["baseline"], "--floor", "beir_ndcg@5=0.99")
+    assert code == 0 and "below the floor 0.99" in out and "as the baseline was" in out  # nothing changed
+    code, out, _ = _run(
+        capsys, pairs["noisy"], "--baseline", pairs["baseline"], "--floor", "beir_ndcg@5=0.99", "--strict-floors"
+    )
     assert code == 1 and "below the floor 0.99" in out
     code, out, _ = _run(
         capsys,
@@ -195,13 +203,18 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @requires_heta
 def test_exit_codes_on_real_runs_of_the_demo_recipes(demo_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     small, large, again = (f"{demo_store}:saltmarsh isles/{name}" for name in ("small", "large", "small-again"))
-    # larger chunks make the extractive answers worse: answer_f1 drops (p=0.01 after Holm over 12 tests)
+    # larger chunks make the extractive answers worse: answer_f1 drops (p=0.007 after Holm over extractive_answer's 6)
     code, out, _ = _run(capsys, large, "--baseline", small, "--format", "markdown")
     assert code == 1 and out.startswith("### ❌ heta-nb check: regression")
     assert "| extractive\\_answer | answer\\_f1 |" in out and "↓ **regression**" in out
+    # the other way round answer_f1 improves, but the retrieval metrics drop by 0.05-0.07 on 89 cases, which
+    # this benchmark cannot tell from noise: unverified drops, failing unless allowed
     code, out, _ = _run(capsys, small, "--baseline", large)
+    assert code == 1 and out.startswith("heta-nb check: FAILED: unverified drop in ")
+    assert "ndcg@5/full_text_search" in out.splitlines()[0]
+    code, out, _ = _run(capsys, small, "--baseline", large, "--allow-unverified")
     assert code == 0 and out.startswith("heta-nb check: PASSED: no regression in 12 checks (1 improved")
     code, out, _ = _run(capsys, again, "--baseline", small)  # the same recipe again: BM25 gives the same ranking
-    assert code == 0 and "12 no detectable change" in out and "cases that broke" not in out
+    assert code == 0 and "10 no detectable change, 2 n/a (not tested)" in out and "cases that broke" not in out
     code, out, err = _run(capsys, small, "--baseline", str(FIXTURES / "report-normal.json"))
     assert code == 2 and "the benchmarks differ" in err

@@ -114,7 +114,7 @@ def test_text_starts_with_the_verdict(regression) -> None:
     assert lines[0].startswith("heta-nb check: FAILED: regression in 6 of 6 checks")
     assert lines[1].startswith("new:      new <b>") and lines[2].startswith("baseline: baseline")
     assert any(line.startswith("cases that broke (passed -> failed):") for line in lines)
-    assert lines[-1].startswith("settings: alpha 0.05, Holm over 6 tests")
+    assert lines[-1].startswith("settings: alpha 0.05, Holm over each mode's metrics (3 in full_text_search, 3 in")
     assert "\x1b" not in regression.to_text() and "\x00" not in regression.to_text()  # no terminal escapes
     with pytest.raises(ValueError, match="unknown format 'yaml'"):
         regression.format("yaml")

@@ -27,13 +27,16 @@ def test_a_metric_n_a_in_both_reports_is_not_tested() -> None:
     base, new = _run(exact_kb, ["good", "poor"]), _run(exact_kb, ["good", "poor"])
     result = heta_nb.check(new, baseline=base)
     row = next(r for r in result.rows if (r.mode, r.metric) == ("poor", "answer_contains"))
-    assert row.reason == "n/a: poor returns no answers (not tested)" and row.verdict == "no detectable change"
+    assert row.reason == "poor returns no answers (not tested)" and row.verdict == "n/a"
     assert math.isnan(row.p_adjusted) and math.isnan(row.diff) and not row.significant
-    tested = [r for r in result.rows if not r.reason.startswith("n/a")]
-    assert result.settings["family_size"] == len(tested)
+    assert row.n == 0 and row.family == "" and row.family_size == 0  # no n beside an untested row
+    tested = {r.metric for r in result.rows if r.mode == "poor" and r.verdict != "n/a"}
+    assert result.settings["family_sizes"]["poor"] == len(tested)
+    assert result.settings["families"]["poor"].endswith("n/a not tested")
     line = next(x for x in result.to_text().splitlines() if x.split()[:2] == ["poor", "answer_contains"])
     assert "n/a: poor returns no answers" in line and "p=" not in line
     assert json.loads(result.format("json"))  # NaN written as valid JSON
+    assert result.ok and "n/a (not tested)" in result.headline
 
 
 def test_a_mode_that_stopped_answering_is_a_regression() -> None:

@@ -79,11 +79,12 @@ def test_the_mode_without_answers_has_its_answer_metrics_not_applicable(demo: di
 def test_frames_hold_nan_a_note_and_heta_number(demo: dict[str, Any]) -> None:
     frame = _small(demo).summary_frame().set_index(["query_mode", "metric"])
     row = frame.loc[("full_text_search", "answer_f1")]
-    assert math.isnan(row["mean"]) and math.isnan(row["mean_scored"]) and math.isnan(row["ci_low_scored"])
+    assert math.isnan(row["mean"]) and math.isnan(row["ci_low"]) and row["n"] == 0
+    assert row["status"] == "n/a" and row["reason"] == "full_text_search returns no answers"
     assert row["note"] == "n/a: full_text_search returns no answers"
-    assert row["heta_summary"] == 0.0
+    assert row["heta_summary"] == 0.0 == row["heta_mean"]
     ok = frame.loc[("extractive_answer", "answer_f1")]
-    assert ok["mean_scored"] > ok["mean"] > 0 and ok["n_scored"] == ok["n"] - ok["skipped"]  # both means kept
+    assert ok["mean"] > ok["heta_mean"] > 0 and ok["n"] == ok["heta_n"] - ok["skipped"]  # both means kept
 
 
 def test_report_views_read_n_a(demo: dict[str, Any]) -> None:
@@ -118,7 +119,7 @@ def test_cli_show_prints_n_a_and_heta_number(demo: dict[str, Any], capsys: pytes
         for row in map(str.split, out.splitlines())
         if row[:1] == ["full_text_search"] and row[1].startswith("answer_")
     ]
-    assert len(rows) == 2 and all(row[2] == "n/a" and row[-1] == "0.0000" for row in rows)
+    assert len(rows) == 2 and all(row[2] == "n/a" and row[-1] == "0.000" for row in rows)
     assert out.count("n/a: full_text_search returns no answers") == 1  # one note, not one per metric
 
 
@@ -141,11 +142,18 @@ def test_comparisons_and_the_gate_do_not_test_n_a_metrics(
     assert row["verdict"].startswith("n/a") and math.isnan(row["p_adjusted"]) and not row["significant"]
     # n/a on both sides: not tested
     assert recipes.verdict("large/full_text_search", "answer_f1") == "n/a: full_text_search returns no answers"
-    # against a baseline mode without answers, the answering mode is n/a too (different modes)
-    assert recipes.verdict("large/extractive_answer", "answer_f1").startswith("n/a")
+    # each mode is paired with the same mode: extractive_answer is tested against extractive_answer
+    assert recipes.baseline_of("large/extractive_answer") == "small/extractive_answer"
+    assert recipes.verdict("large/extractive_answer", "answer_f1").startswith("worse")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        across = heta_nb.compare(small, large, names=["small", "large"], across_modes=True)
+    # across modes (asked for), against a baseline mode without answers, the answering mode is n/a
+    assert across.baseline == "small/full_text_search"
+    assert across.verdict("large/extractive_answer", "answer_f1").startswith("n/a")
     result = heta_nb.check(large, baseline=small)
     na_rows = [r for r in result.rows if r.mode == "full_text_search" and r.metric.startswith("answer_")]
-    assert na_rows and all(r.reason.startswith("n/a: ") and math.isnan(r.p_adjusted) for r in na_rows)
+    assert na_rows and all(r.verdict == "n/a" and math.isnan(r.p_adjusted) and r.n == 0 for r in na_rows)
     assert main(
         [
             "check",

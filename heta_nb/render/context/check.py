@@ -22,12 +22,20 @@ QUERY_CHARS = 140
 NOTE_CHARS = 400
 _CLASSES = {
     "regression": "heta-worse",
+    "unverified drop": "heta-worse",
+    "evaluator errors": "heta-warn",
     "not comparable": "heta-warn",
     "improvement": "heta-better",
     "within tolerance": "",
     "no detectable change": "",
+    "n/a": "heta-muted",
 }
-_BADGES = {"regression": "heta-badge-bad", "not comparable": "heta-badge-warn"}
+_BADGES = {
+    "regression": "heta-badge-bad",
+    "unverified drop": "heta-badge-bad",
+    "evaluator errors": "heta-badge-warn",
+    "not comparable": "heta-badge-warn",
+}
 
 
 def _signed(value: float) -> str:
@@ -81,7 +89,7 @@ def check_context(result: CheckResult) -> dict[str, Any]:
         reasons, error counts, changed cases (at most :data:`CASES_SHOWN` per kind),
         warnings, notes and settings.
     """
-    from heta_nb.gate.formats import settings_text
+    from heta_nb.gate.formats import family_text, settings_text
 
     alpha = result.settings["alpha"]
     rows = []
@@ -97,6 +105,9 @@ def check_context(result: CheckResult) -> dict[str, Any]:
                 "diff": _signed(row.diff),
                 "ci": f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]" if finite else "—",
                 "p": "—" if math.isnan(row.p_adjusted) else p_text(row.p_adjusted, alpha),
+                "p_raw": "—" if math.isnan(row.p_value) else p_text(row.p_value, alpha),
+                "family": row.family,
+                "evaluator_errors": row.new_evaluator_errors,
                 "floor": row.floor,
                 "verdict": row.verdict,
                 "reason": shorten(row.reason, NOTE_CHARS),
@@ -110,12 +121,15 @@ def check_context(result: CheckResult) -> dict[str, Any]:
         "id": "heta-k-" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         "verdict": result.verdict,
         "ok": result.ok,
-        "badge": _BADGES.get(result.verdict, "heta-badge-ok"),
+        "badge": _BADGES.get(result.verdict, "heta-badge-ok")
+        if not result.ok or result.verdict in _BADGES
+        else "heta-badge-ok",
         "headline": shorten(result.headline, NOTE_CHARS),
         "new": _side(result.new),
         "baseline": _side(result.baseline),
         "confidence_pct": f"{100 * result.settings['confidence']:g} %",
-        "p_header": "p (Holm)" if result.settings["correction"] == "holm" else "p",
+        "p_header": "p (Holm)" if result.settings["correction"] == "holm" else "p (uncorrected)",
+        "family": family_text(result.settings),
         "rows": rows,
         "reasons": [shorten(r, NOTE_CHARS) for r in result.reasons],
         "errors": [
