@@ -23,7 +23,7 @@ def register(command: Command) -> None:
         "leaderboard",
         help="recipes x benchmarks x metrics of a store's reports, with the real differences from a baseline",
         description="Put every report of a store on one leaderboard: each recipe's mean and CI per benchmark "
-        "and metric, and paired tests against a baseline recipe (Holm-adjusted over the whole board).",
+        "and metric, and paired tests against a baseline recipe (Holm-adjusted over each pair's metrics).",
     )
     board.add_argument("store", type=text_arg, help="store folder or fsspec URL")
     board.add_argument("--sweep", type=text_arg, default=None, help="only the reports of the sweep with this name")

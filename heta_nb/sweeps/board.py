@@ -1,11 +1,14 @@
-"""The numbers of a leaderboard: each cell's mean and CI, the paired tests against the baseline, Holm, ranks.
+"""The numbers of a leaderboard: each cell's mean and CI, the paired tests against the baseline, ranks.
 
 A *system* is a recipe in one query mode; a *column* is one metric on one benchmark.
-Each cell's mean and confidence interval are the report's own (Heta's mean, as the
-report view shows it). Each non-baseline system is compared with the baseline recipe
-(same benchmark, same mode) by :func:`heta_nb.compare` on the two reports alone, so
-its aligned cases are the ones both have; every such test of the board is then
-Holm-adjusted as one family. Ranks are per column, best mean first, ties sharing a rank.
+Each cell's mean, n and confidence interval are the report's own one summary
+(:class:`~heta_nb.model.summary.MetricSummary`: the mean of the scored values, as every
+view shows it first); a cell whose metric the mode cannot produce (or that only has
+evaluator errors) has no number and says why: it is never ranked. Each non-baseline
+system is compared with the baseline recipe (same benchmark, same mode) by
+:func:`heta_nb.compare` on the two reports alone, Holm-adjusted over that pair's metrics
+(the family ``compare`` and ``check`` use), so every test here equals theirs. Ranks are
+per column, over the cells with a number, best mean first, ties sharing a rank.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from heta_nb.comparison import Comparison, compare
-from heta_nb.comparison.significance import is_significant, verdict_text
+from heta_nb.comparison.significance import verdict_text
 from heta_nb.model.report import EvaluationReport
-from heta_nb.stats.paired import PairedTest, holm
+from heta_nb.stats.paired import PairedTest
 from heta_nb.sweeps.plan import SweepError
 
 __all__ = ["Board", "Cell", "Entry", "build_board", "entries_of", "tag_of", "verdict_of"]
@@ -53,13 +56,20 @@ class Cell:
     best: bool = False
     is_baseline: bool = False
     test: PairedTest | None = None
-    """The paired test against the baseline (p_value_adjusted: Holm over the board)."""
+    """The paired test against the baseline (p_value_adjusted: Holm over :attr:`family`)."""
     significant: bool = False
+    status: str = ""
+    """The summary's status (``"scored"``, ``"n/a"``, ``"errored"``...); ``""``: no report or metric."""
+    reason: str = ""
+    """Why there is no number (``"full_text_search returns no answers"``), or ``""``."""
+    evaluator_errors: int = 0
+    family: str = ""
+    """The tests corrected together with this cell's ("Holm over the 6 metrics of ...")."""
 
     @property
     def present(self) -> bool:
-        """Whether the system has a mean on this column."""
-        return self.n > 0 and not math.isnan(self.mean)
+        """Whether the system has a mean on this column (an n/a cell has none, and is not ranked)."""
+        return self.status == "scored" and self.n > 0 and not math.isnan(self.mean)
 
     @property
     def direction(self) -> int:
@@ -90,8 +100,19 @@ class Board:
 
     @property
     def family_size(self) -> int:
-        """Tests Holm-adjusted together (every comparison with a p-value)."""
-        return sum(1 for c in self.cells.values() if c.test is not None and not math.isnan(c.test.p_value))
+        """Tests Holm-adjusted together in the largest family (one pair's metrics)."""
+        return max((c.family(c.candidates[0]).size for c in self.comparisons.values()), default=0)
+
+    @property
+    def family_text(self) -> str:
+        """The multiplicity convention in words: ``"Holm over the 6 metrics of one recipe
+        against the baseline in one mode (per pair)"``."""
+        sizes = sorted({c.family(c.candidates[0]).size for c in self.comparisons.values()})
+        if not sizes:
+            return "no tests"
+        count = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+        noun = "metric" if count == "1" else "metrics"
+        return f"Holm over the {count} {noun} of each recipe vs the baseline, per benchmark and mode"
 
 
 def tag_of(report: EvaluationReport) -> tuple[str | None, str | None]:
@@ -150,7 +171,8 @@ def _in_sweep_order(names: list[str], entries: list[Entry], key: str) -> list[st
 
 
 def _numeric(report: EvaluationReport) -> dict[tuple[str, str], Any]:
-    return {(s.mode, s.metric): s for s in report.metric_summaries() if s.kind != "text" and s.n > 0}
+    """The report's summaries of metrics that have (or would have) numbers: every status but labels."""
+    return {(s.mode, s.metric): s for s in report.metric_summaries() if s.status != "labels"}
 
 
 def _choose(given: Sequence[str] | str | None, seen: list[str], what: str) -> list[str]:
@@ -210,10 +232,21 @@ def build_board(
                     e.recipe, mode, e.benchmark, metric, report_id=e.report.report_id,
                     is_baseline=e.recipe == baselines[e.benchmark],
                 )  # fmt: skip
-                if s is not None:  # the mean shown first everywhere (skipped left out), as compared
-                    low, high = (s.ci_low, s.ci_high) if include_skipped else (s.scored_ci_low, s.scored_ci_high)
-                    mean, n = (s.mean, s.n) if include_skipped else (s.mean_scored, s.n_scored)
-                    cell = replace(cell, n=n, mean=mean, ci_low=low, ci_high=high, cases=s.cases, errors=s.errors)
+                if s is not None:  # the one summary: the mean shown first everywhere (skipped left out)
+                    low, high = (s.ci_low, s.ci_high) if include_skipped and s.scored else s.shown_ci
+                    mean, n = (s.mean, s.n) if include_skipped and s.scored else (s.shown, s.shown_n)
+                    cell = replace(
+                        cell,
+                        n=n,
+                        mean=mean,
+                        ci_low=low,
+                        ci_high=high,
+                        cases=s.cases,
+                        errors=s.errors,
+                        status=s.status,
+                        reason=s.reason,
+                        evaluator_errors=s.evaluator_errors,
+                    )
                 cells[(e.benchmark, e.recipe, mode, metric)] = cell
         info = e.report.metadata.get("heta_nb")
         status = info.get("status") if isinstance(info, Mapping) else None
@@ -227,17 +260,28 @@ def build_board(
         if missing:
             notes.append(f"{r} has no report on {', '.join(missing)} (empty cells)")
     comparisons = _compare_pairs(
-        by_pair, baselines, chosen_modes, chosen_metrics, numeric, found, resamples, confidence, seed, include_skipped
+        by_pair,
+        baselines,
+        chosen_modes,
+        chosen_metrics,
+        numeric,
+        found,
+        resamples,
+        confidence,
+        seed,
+        include_skipped,
+        alpha,
     )
-    tests: dict[tuple[str, str, str, str], PairedTest] = {}
     for (b, r, mode), comparison in comparisons.items():
+        family = comparison.family(r)
         for metric in comparison.metrics:
-            tests[(b, r, mode, metric)] = comparison.test(r, metric)
-    keys = list(tests)
-    adjusted = holm([tests[k].p_value for k in keys])
-    for key, p in zip(keys, adjusted):
-        test = replace(tests[key], p_value_adjusted=p)
-        cells[key] = replace(cells[key], test=test, significant=is_significant(test, alpha))
+            key = (b, r, mode, metric)
+            if comparison.verdict(r, metric).startswith("n/a"):
+                continue  # not tested: no test, no verdict
+            test = comparison.test(r, metric)
+            cells[key] = replace(
+                cells[key], test=test, significant=comparison.significant(r, metric), family=family.text
+            )
     _rank(cells, benchmarks, chosen_metrics)
     return Board(
         entries=entries,
@@ -271,8 +315,9 @@ def _compare_pairs(
     confidence: float,
     seed: int,
     include_skipped: bool,
+    alpha: float,
 ) -> dict[tuple[str, str, str], Comparison]:
-    """Each recipe against its benchmark's baseline, mode by mode, uncorrected (Holm comes over the board)."""
+    """Each recipe against its benchmark's baseline, mode by mode: exactly ``compare`` of the two reports."""
     comparisons: dict[tuple[str, str, str], Comparison] = {}
     for (b, r), entry in by_pair.items():
         base = by_pair.get((b, baselines[b]))
@@ -281,7 +326,12 @@ def _compare_pairs(
         for mode in modes:
             if mode not in entry.report.modes or mode not in base.report.modes:
                 continue
-            shared = [m for m in metrics if (mode, m) in numeric[(b, r)] and (mode, m) in numeric[(b, baselines[b])]]
+            shared = [
+                m
+                for m in metrics
+                if _comparable(numeric[(b, r)].get((mode, m)))
+                and _comparable(numeric[(b, baselines[b])].get((mode, m)))
+            ]
             if not shared:
                 continue
             with warnings.catch_warnings(record=True) as caught:
@@ -297,7 +347,7 @@ def _compare_pairs(
                         confidence=confidence,
                         seed=seed,
                         include_skipped=include_skipped,
-                        correction="none",
+                        alpha=alpha,
                     )
                 except ValueError as exc:
                     found.append(f"{r} vs {baselines[b]} on {b} ({mode}): not compared ({exc})")
@@ -305,6 +355,11 @@ def _compare_pairs(
             found.extend(f"{r} vs {baselines[b]} on {b} ({mode}): {w.message}" for w in caught)
             comparisons[(b, r, mode)] = comparison
     return comparisons
+
+
+def _comparable(summary: Any) -> bool:
+    """Whether a cell's metric has numeric scores to compare (scored, or n/a: the test decides)."""
+    return summary is not None and summary.status in ("scored", "n/a", "skipped")
 
 
 def _rank(cells: dict[tuple[str, str, str, str], Cell], benchmarks: list[str], metrics: list[str]) -> None:
@@ -321,5 +376,8 @@ def _rank(cells: dict[tuple[str, str, str, str], Cell], benchmarks: list[str], m
 
 
 def verdict_of(cell: Cell, alpha: float) -> str:
-    """The cell's verdict in words (``""`` for the baseline or without a test)."""
+    """The cell's verdict in words: the test's, or why the cell has no number (``"n/a: ..."``);
+    ``""`` for a baseline cell with a number, or without a report."""
+    if cell.status and cell.status != "scored":
+        return f"{cell.status}: {cell.reason}"
     return verdict_text(cell.test, alpha) if cell.test is not None else ""

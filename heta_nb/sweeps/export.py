@@ -159,8 +159,8 @@ def board_sections(board: Any, source: Any = None) -> list[Any]:
             if len(set(board.baselines.values())) == 1
             else ", ".join(f"**{md_escape(r)}** on {md_escape(b)}" for b, r in board.baselines.items())
         )
-        + f". Each recipe is compared with it case by case; the {board.family_size} tests are "
-        f"Holm-adjusted together (α = {alpha:g}).",
+        + f". Each recipe is compared with it case by case, mode by mode; {board.family_text} "
+        f"(α = {alpha:g}).",
         "",
     ]
     real = [row for row in board.rows() if row["significant"]]

@@ -31,15 +31,19 @@ class Leaderboard(RichDisplay):
     A *system* is a recipe in one query mode (``recipe · mode`` when the reports have
     several modes); a *column* is one metric on one benchmark.
 
-    * Each cell shows the report's own mean and confidence interval (Heta's mean, as the
-      report view shows it) and the column's rank (1 = best mean; ties share a rank).
+    * Each cell shows the report's own one summary: the mean of the scored values with its
+      confidence interval, as every view shows it first, and the column's rank (1 = best
+      mean; ties share a rank). A metric a mode cannot produce reads n/a (never 0, never
+      ranked); evaluator errors are shown beside the mean.
     * On each benchmark, every other recipe is compared with the baseline recipe in the
       same mode, case by case, with exactly the statistics of :func:`heta_nb.compare`
       applied to the two reports (paired sign-flip permutation test, bootstrap CI of the
       mean difference, the same ``seed``): the aligned cases are those both answered.
-    * Every such test on the board (recipes × benchmarks × modes × metrics) is
-      Holm-adjusted as one family; a difference is *real* when its adjusted p-value is
-      below ``alpha``. Only differences from the baseline are tested, not every pair.
+    * Each pair's tests are Holm-adjusted over its metrics (one recipe against the
+      baseline, on one benchmark, in one mode): the family :func:`heta_nb.compare` and
+      :func:`heta_nb.check` use, so the same pair reads the same everywhere. A difference is
+      *real* when its adjusted p-value is below ``alpha``. Only differences from the
+      baseline are tested, not every pair.
 
     Attributes:
         recipes, benchmarks, modes, metrics: what the board shows, in order.
@@ -111,7 +115,7 @@ class Leaderboard(RichDisplay):
             metrics: metrics shown and tested (default: every numeric metric).
             modes: query modes (default: every mode of the reports).
             resamples, confidence, seed, include_skipped: as in :func:`heta_nb.compare`.
-            alpha: the significance level, after Holm's correction over the whole board.
+            alpha: the significance level, after Holm's correction over each pair's metrics.
             store: where the reports are stored (what the notebook sections reload).
             failures: pairs a sweep could not finish (shown as warnings).
             benchmark_objects: the benchmarks by name, for the explorer's case panel
@@ -171,8 +175,13 @@ class Leaderboard(RichDisplay):
 
     @property
     def family_size(self) -> int:
-        """Tests Holm-adjusted together: every comparison with the baseline that has a p-value."""
+        """Tests Holm-adjusted together in the largest family (one pair's metrics in one mode)."""
         return self._board.family_size
+
+    @property
+    def family_text(self) -> str:
+        """The multiplicity convention in words (each pair's metrics, as ``compare`` and ``check``)."""
+        return self._board.family_text
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -205,7 +214,7 @@ class Leaderboard(RichDisplay):
     def comparison(self, benchmark: str, recipe: str, mode: str | None = None) -> Comparison:
         """The :class:`~heta_nb.comparison.Comparison` of ``recipe`` with the baseline on ``benchmark``.
 
-        Its p-values are uncorrected (one pair); the board's are Holm-adjusted over all tests.
+        Its p-values are the board's: Holm over the pair's metrics.
         """
         key = (benchmark, recipe, self._mode(mode))
         if key not in self._board.comparisons:
@@ -255,9 +264,13 @@ class Leaderboard(RichDisplay):
             return wide_frame(self._board)
         frame = frame_of(self.rows(), columns=list(FRAME_COLUMNS))
         frame["rank"] = frame["rank"].astype("Int64")
+        for name in ("n", "errors", "evaluator_errors", "n_paired", "wins", "ties", "losses"):
+            frame[name] = frame[name].astype("int64")  # counts stay integers ("89", never "89.000")
         for name in ("best", "is_baseline", "significant"):
             frame[name] = frame[name].astype("bool")
-        frame.attrs.update(alpha=self._board.settings["alpha"], family_size=self.family_size)
+        frame.attrs.update(
+            alpha=self._board.settings["alpha"], family_size=self.family_size, family=self._board.family_text
+        )
         return frame
 
     def to_context(self) -> dict[str, Any]:

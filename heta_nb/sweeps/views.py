@@ -25,6 +25,9 @@ FRAME_COLUMNS = (
     "ci_low",
     "ci_high",
     "errors",
+    "evaluator_errors",
+    "status",
+    "reason",
     "rank",
     "best",
     "is_baseline",
@@ -36,6 +39,7 @@ FRAME_COLUMNS = (
     "p_value",
     "p_adjusted",
     "significant",
+    "family",
     "verdict",
     "wins",
     "ties",
@@ -77,6 +81,9 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                         "ci_low": cell.ci_low,
                         "ci_high": cell.ci_high,
                         "errors": cell.errors,
+                        "evaluator_errors": cell.evaluator_errors,
+                        "status": cell.status or "missing",
+                        "reason": cell.reason,
                         "rank": cell.rank,
                         "best": cell.best,
                         "is_baseline": cell.is_baseline,
@@ -88,6 +95,7 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                         "p_value": t.p_value if t else math.nan,
                         "p_adjusted": t.p_value_adjusted if t else math.nan,
                         "significant": cell.significant,
+                        "family": cell.family,
                         "verdict": verdict_of(cell, alpha),
                         "wins": t.wins if t else 0,
                         "ties": t.ties if t else 0,
@@ -130,6 +138,11 @@ def _num(value: float, sign: bool = False) -> str:
     return f"{value:+.3f}" if sign else f"{value:.3f}"
 
 
+def _absent(cell: Cell | None) -> str:
+    """What an empty cell shows: its status (``n/a``, ``errored``...) or ``—`` without a report."""
+    return cell.status if cell is not None and cell.status and cell.status != "scored" else "—"
+
+
 def _marker(cell: Cell) -> str:
     return {1: "▲", -1: "▼"}.get(cell.direction, "")
 
@@ -141,7 +154,7 @@ def board_text(board: Board, *, max_columns: int = 12) -> str:
         f"Leaderboard: {len(board.recipes)} recipe(s) × {len(board.benchmarks)} benchmark(s) × "
         f"{len(board.metrics)} metric(s)"
         + (f", mode {board.modes[0]}" if len(board.modes) == 1 else f", {len(board.modes)} modes")
-        + f"; baseline {_baselines(board)}; Holm over {board.family_size} test(s), alpha {alpha:g}"
+        + f"; baseline {_baselines(board)}; {board.family_text}, alpha {alpha:g}"
     )
     columns = [(b, m) for b in board.benchmarks for m in board.metrics]
     shown = columns[:max_columns]
@@ -153,11 +166,13 @@ def board_text(board: Board, *, max_columns: int = 12) -> str:
         for b, m in shown:
             cell = board.cells.get((b, recipe, mode, m))
             if cell is None or not cell.present:
-                row.append("—")
+                row.append(_absent(cell) + "   ")
                 continue
             text = (
                 _num(cell.mean) + ("*" if cell.best else " ") + (_marker(cell) or (" ·" if cell.is_baseline else "  "))
             )
+            if cell.evaluator_errors:
+                text += f" !{cell.evaluator_errors}"
             row.append(text)
         row.append(_num(_mean_rank(board, recipe, mode)).rstrip("0").rstrip("."))
         table.append(row)
@@ -171,8 +186,11 @@ def board_text(board: Board, *, max_columns: int = 12) -> str:
         lines.append(f"(showing {len(shown)} of {len(columns)} columns; frame() has them all)")
     lines.append(
         "* best in its column; ▲/▼ better/worse than the baseline (·) on that benchmark "
-        f"(paired test, Holm-adjusted p < {alpha:g}); unmarked: no detectable difference"
+        f"(paired test, Holm-adjusted p < {alpha:g}); unmarked: no detectable difference; "
+        "n/a: the mode cannot produce the metric (not ranked); !N: N evaluator errors"
     )
+    absent = sorted({f"{c.metric} in {c.mode}: {c.status}: {c.reason}" for c in board.cells.values() if c.reason})
+    lines.extend(f"  {line}" for line in absent[:8])
     real = [c for c in board.cells.values() if c.significant and c.test is not None]
     for cell in real[:12]:
         t = cell.test
@@ -214,6 +232,10 @@ def board_context(board: Board) -> dict[str, Any]:
                 cells.append(
                     {
                         "present": cell.present,
+                        "status": cell.status,
+                        "reason": cell.reason,
+                        "evaluator_errors": cell.evaluator_errors,
+                        "family": cell.family,
                         "benchmark": b,
                         "metric": m,
                         "n": cell.n,
@@ -247,7 +269,7 @@ def board_context(board: Board) -> dict[str, Any]:
         "modes": list(board.modes),
         "baselines": dict(board.baselines),
         "systems": systems,
-        "settings": {**board.settings, "family_size": board.family_size},
+        "settings": {**board.settings, "family_size": board.family_size, "family": board.family_text},
         "warnings": list(board.warnings),
         "notes": list(board.notes),
     }

@@ -17,31 +17,48 @@ from heta_nb.sweeps import Leaderboard, SweepError
 
 
 def test_every_paired_test_is_compare_on_the_two_reports(toy_board_reports: Any) -> None:
+    """The same pair reads the same: every test on the board is compare() of the two reports, mode with
+    mode, Holm over the pair's metrics in that mode (the family compare and check use), p_adjusted too."""
     _, board = toy_board_reports
     checked = 0
     for benchmark in board.benchmarks:
         base = board.report("first", benchmark)
         for recipe in ("second", "random"):
+            reference = compare(base, board.report(recipe, benchmark), names=["first", recipe])
+            gate = heta_nb.check(board.report(recipe, benchmark), base)
             for mode in board.modes:
-                reference = compare(
-                    base, board.report(recipe, benchmark), names=["first", recipe], modes=[mode], correction="none"
-                )
+                system = f"{recipe}/{mode}"
                 for metric in reference.metrics:
-                    expected = reference.test(recipe, metric)
                     cell = board.cell(recipe, benchmark, metric, mode)
-                    assert cell.test is not None
-                    for field in ("n", "mean_diff", "ci_low", "ci_high", "p_value", "wins", "ties", "losses"):
+                    if reference.verdict(system, metric).startswith("n/a"):
+                        assert cell.test is None and not cell.significant
+                        continue
+                    expected = reference.test(system, metric)
+                    assert cell.test is not None and cell.family == reference.family(system).text
+                    for field in (
+                        "n", "mean_diff", "ci_low", "ci_high", "p_value", "p_value_adjusted", "wins", "ties", "losses"
+                    ):  # fmt: skip
                         assert getattr(cell.test, field) == getattr(expected, field), (benchmark, recipe, metric, field)
+                    row = next(r for r in gate.rows if (r.mode, r.metric) == (mode, metric))
+                    assert (row.p_value, row.p_adjusted, row.diff) == (
+                        expected.p_value,
+                        expected.p_value_adjusted,
+                        expected.mean_diff,
+                    )
                     checked += 1
-    assert checked == 2 * 2 * 2 * 3
+    assert checked >= 2 * 2 * 2 * 2
 
 
-def test_holm_runs_over_the_whole_board(toy_board_reports: Any) -> None:
+def test_holm_runs_over_each_pair_s_metrics(toy_board_reports: Any) -> None:
     _, board = toy_board_reports
     rows = [r for r in board.rows() if not math.isnan(r["p_value"])]
-    assert len(rows) == board.family_size == 24
-    adjusted = holm([r["p_value"] for r in rows])
-    assert [r["p_adjusted"] for r in rows] == adjusted
+    families: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        families.setdefault((row["benchmark"], row["recipe"], row["mode"]), []).append(row)
+    assert board.family_size == max(len(f) for f in families.values()) == 3
+    for family in families.values():
+        assert [r["p_adjusted"] for r in family] == holm([r["p_value"] for r in family])
+        assert len({r["family"] for r in family}) == 1 and family[0]["family"].startswith("Holm over the ")
     for row in rows:
         assert row["significant"] == (row["p_adjusted"] < 0.05)
     # the second KB is worse than the first on recall@1 everywhere: a real difference
@@ -51,6 +68,7 @@ def test_holm_runs_over_the_whole_board(toy_board_reports: Any) -> None:
 
 def test_cells_are_the_reports_own_means_and_ranks_follow_them(toy_board_reports: Any) -> None:
     _, board = toy_board_reports
+    statuses = set()
     for benchmark in board.benchmarks:
         for metric in board.metrics:
             column = []
@@ -59,19 +77,30 @@ def test_cells_are_the_reports_own_means_and_ranks_follow_them(toy_board_reports
                 for mode in board.modes:
                     cell = board.cell(recipe, benchmark, metric, mode)
                     s = summaries[(mode, metric)]
-                    assert (cell.mean, cell.ci_low, cell.ci_high, cell.n) == (s.mean, s.ci_low, s.ci_high, s.n)
+                    statuses.add(s.status)
+                    assert (cell.status, cell.reason) == (s.status, s.reason)
+                    if not s.scored:  # n/a: no number, not ranked (never 0.000 ranked last)
+                        assert math.isnan(cell.mean) and cell.n == 0 and cell.rank is None and not cell.best
+                        continue
+                    assert (cell.mean, (cell.ci_low, cell.ci_high), cell.n) == (s.shown, s.shown_ci, s.shown_n)
                     column.append(cell)
             best = max(c.mean for c in column)
             for cell in column:
                 assert cell.rank == 1 + sum(1 for other in column if other.mean > cell.mean + 1e-12)
                 assert cell.best == (cell.mean == best)
+    assert "n/a" in statuses  # the poor mode returns no answers
 
 
 def test_frames(toy_board_reports: Any) -> None:
     _, board = toy_board_reports
     frame = board.frame()
     assert len(frame) == 2 * 3 * 2 * 3  # benchmarks x recipes x modes x metrics
-    assert frame["best"].dtype == bool and frame.attrs["family_size"] == 24
+    assert frame["best"].dtype == bool and frame.attrs["family_size"] == 3
+    assert frame.attrs["family"].startswith("Holm over the 3 metrics of each recipe vs the baseline")
+    for name in ("n", "errors", "evaluator_errors", "n_paired", "wins", "ties", "losses"):
+        assert frame[name].dtype == "int64"  # counts print as 89, never 89.000
+    na = frame[frame["status"] == "n/a"]
+    assert len(na) and na["mean"].isna().all() and na["rank"].isna().all() and (na["reason"] != "").all()
     base = frame[frame["is_baseline"]]
     assert set(base["recipe"]) == {"first"} and base["p_value"].isna().all()
     wide = board.frame(wide=True)
@@ -111,12 +140,14 @@ def test_html_view_marks_the_best_per_column_and_real_differences(toy_board_repo
     parser = _Cells()
     parser.feed(html)
     cells = [c for c in parser.cells if "heta-lb-cell" in c.get("class", "")]
-    assert len(cells) == 6 * 6  # systems x (benchmarks x metrics)
+    empty = [c for c in parser.cells if "heta-lb-empty" in c.get("class", "")]
+    assert len(cells) + len(empty) == 6 * 6  # systems x (benchmarks x metrics)
+    assert empty and all(c["title"].startswith("answer_contains on") and ": n/a: " in c["title"] for c in empty)
     best = [c for c in cells if "heta-lb-best" in c["class"]]
     assert len(best) >= 6  # one or more per column (ties share it)
     worse = [c for c in cells if "heta-worse" in c["class"]]
     assert worse and all("worse (p" in c["title"] for c in worse)
-    assert "<script" not in html and "Holm over 24 tests" in html
+    assert "<script" not in html and "Holm over the 3 metrics of each recipe vs the baseline" in html
 
 
 def test_plots_take_an_axes(toy_board_reports: Any) -> None:
@@ -187,10 +218,10 @@ def test_one_mode_boards_name_systems_by_recipe_and_newer_duplicates_win(toy_boa
     _, board = toy_board_reports
     small = Leaderboard.from_reports(board.reports, modes="good", metrics=["recall@1"], baseline="second")
     assert small.systems == ("first", "second", "random")
-    assert small.family_size == 4
+    assert small.family_size == 1  # one metric per pair: nothing to correct
     assert small.cell("first", "toy-b", "recall@1").direction == 1
     twice = Leaderboard.from_reports([*board.reports, board.report("first", "toy-a")], modes="good")
-    assert twice.family_size == board.family_size // 2
+    assert twice.family_size == board.family_size and len(twice.reports) == len(board.reports)
 
 
 class _Tags(HTMLParser):

@@ -28,7 +28,11 @@ def _num(value: Any, sign: bool = False) -> str:
 
 def _cell(cell: Mapping[str, Any], alpha: float, pct: str) -> dict[str, Any]:
     if not cell.get("present"):
-        return {"present": False, "title": "no score", "classes": "heta-lb-empty"}
+        status = cell.get("status") or ""
+        if status and status != "scored":  # n/a, errored...: said, never a number, never ranked
+            why = f"{cell['metric']} on {cell['benchmark']}: {status}: {cell.get('reason', '')}"
+            return {"present": False, "text": status, "title": shorten(why, NOTE_CHARS), "classes": "heta-lb-empty"}
+        return {"present": False, "text": "—", "title": "no report or no score", "classes": "heta-lb-empty"}
     direction = cell["direction"]
     marker = {1: "▲", -1: "▼"}.get(direction, "")
     classes = ["heta-lb-cell"]
@@ -39,6 +43,8 @@ def _cell(cell: Mapping[str, Any], alpha: float, pct: str) -> dict[str, Any]:
     elif direction < 0:
         classes.append("heta-worse")
     title = [f"{cell['metric']} on {cell['benchmark']}: mean {_num(cell['mean'])} over n={cell['n']:,}"]
+    if cell.get("evaluator_errors"):
+        title.append(f"{cell['evaluator_errors']:,} evaluator errors (left out)")
     if math.isfinite(cell["ci_low"]) and math.isfinite(cell["ci_high"]):
         title[0] += f", {pct} CI {_num(cell['ci_low'])}–{_num(cell['ci_high'])}"
     if cell["rank"] is not None:
@@ -52,6 +58,8 @@ def _cell(cell: Mapping[str, Any], alpha: float, pct: str) -> dict[str, Any]:
             f"vs baseline {_num(cell['mean_diff'], True)} [{_num(lo, True)}, {_num(hi, True)}], "
             f"p adj. {p_text(p, alpha) if isinstance(p, float) and math.isfinite(p) else '—'}: {cell['verdict']}"
         )
+        if cell.get("family"):
+            title.append(cell["family"])
     ci = (
         f"{_num(cell['ci_low'])}–{_num(cell['ci_high'])}"
         if math.isfinite(cell["ci_low"]) and math.isfinite(cell["ci_high"])
@@ -67,6 +75,7 @@ def _cell(cell: Mapping[str, Any], alpha: float, pct: str) -> dict[str, Any]:
         "classes": " ".join(classes),
         "title": shorten("; ".join(title), NOTE_CHARS),
         "errors": cell["errors"],
+        "evaluator_errors": cell.get("evaluator_errors", 0),
     }
 
 
@@ -104,6 +113,7 @@ def leaderboard_context(data: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "name": shorten(system["name"], NAME_CHARS),
                 "is_baseline": system["is_baseline"],
+                "baseline_label": "baseline" if len(data["modes"]) <= 1 else "baseline in its mode",
                 "mean_rank": f"{rank:.2f}".rstrip("0").rstrip(".")
                 if isinstance(rank, float) and math.isfinite(rank)
                 else "—",
@@ -112,7 +122,7 @@ def leaderboard_context(data: Mapping[str, Any]) -> dict[str, Any]:
         )
     real = sum(1 for s in data["systems"] for c in s["cells"] if c.get("present") and c.get("direction"))
     key = "|".join([*data["benchmarks"], *data["metrics"], *(s["name"] for s in data["systems"])])
-    family = int(settings.get("family_size", 0))
+    family = str(settings.get("family") or f"Holm over {int(settings.get('family_size', 0))} tests")
     return {
         "id": "heta-lb-" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         "title": f"Leaderboard: {len(data['systems'])} system{'s' if len(data['systems']) != 1 else ''} × "
