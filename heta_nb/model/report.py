@@ -471,15 +471,18 @@ class EvaluationReport(RichDisplay, Record):
         return explore(self, benchmark=benchmark, **filters)
 
     def to_arrow(self, table: str = "cases") -> pa.Table:
-        """The cases (or ``table="scores"``) as a typed ``pyarrow.Table``; see :func:`heta_nb.tables.arrow.to_arrow`."""
+        """The cases (or ``table="scores"``, ``"summary"``) as a typed ``pyarrow.Table``, after the
+        columns ``report_id``, ``knowledge_base_name`` and ``benchmark``; see
+        :func:`heta_nb.tables.arrow.to_arrow`."""
         from heta_nb.tables.arrow import to_arrow
 
         return to_arrow(self, table)
 
     def to_parquet(
         self, path: str | os.PathLike[str], *, table: str | None = None, overwrite: bool = False
-    ) -> list[Path]:
-        """Parquet file(s) of the cases and tidy scores; see :func:`heta_nb.tables.arrow.to_parquet`."""
+    ) -> list[Path | str]:
+        """Parquet file(s) of the cases, tidy scores and summary, each row with the report's
+        identity, to a local path or an fsspec URL; see :func:`heta_nb.tables.arrow.to_parquet`."""
         from heta_nb.tables.arrow import to_parquet
 
         return to_parquet(self, path, table=table, overwrite=overwrite)

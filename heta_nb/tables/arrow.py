@@ -1,10 +1,44 @@
-"""Arrow tables and Parquet files of a report's cases and tidy scores, and reading them back as frames.
+"""Arrow tables and Parquet files of a report's cases, tidy scores and summary, and reading them back as frames.
 
-Needs the ``[parquet]`` extra (pyarrow). Columns keep their types: text as strings,
-``status`` and ``kind`` as categories, scores as float64 or nullable booleans. A column
-that mixes kinds (``scores.value``: numbers, bools and text; a score column mixing text and
-numbers) is stored as JSON text and decoded by :func:`read_parquet`. The report's identity
-is kept in the schema's metadata (``heta_nb``) and comes back as ``frame.attrs["heta_nb"]``.
+Needs the ``[parquet]`` extra (pyarrow). A report has three tables (:data:`TABLES`):
+
+- ``cases``: one row per case × query mode (:func:`~heta_nb.tables.cases_frame`): query,
+  status, latency, error, answer, run unit, then one column per score name.
+- ``scores``: one row per score (:func:`~heta_nb.tables.scores_frame`): the raw value, the
+  number Heta counts (``numeric``), ``kind``, ``passed`` and ``skipped``.
+- ``summary``: one row per query mode × metric, exactly the columns of
+  :func:`~heta_nb.tables.summary_frame` (built from it): the one summary every view reads,
+  ``status``, ``mean`` of the scored values over ``n``, ``ci_low``/``ci_high``, ``reason``,
+  ``evaluator_errors``, Heta's own ``heta_mean``/``heta_n``...
+
+Every table starts with the report's identity as columns: ``report_id``,
+``knowledge_base_name`` and ``benchmark`` (``name:version:split``), dictionary-encoded
+strings (one value per file costs next to nothing), so a query over many reports' files
+(DuckDB's ``'reports/*/scores.parquet'``, a polars scan) groups by report instead of
+averaging several reports together. :func:`read_parquet` returns them as categorical
+columns; the identity is also in the schema's metadata (``heta_nb``), read back as
+``frame.attrs["heta_nb"]``. (A ``cases`` table cannot be written for a report with a score
+named like an identity column: its values are in the ``scores`` table.)
+
+Columns otherwise keep their types: text as strings, ``status`` and ``kind`` as
+dictionaries (pandas categories), counts as int64, numbers as float64, booleans as
+(nullable) booleans. A column that mixes kinds (``scores.value``: numbers, bools and
+text; a score column mixing text and numbers) is stored as JSON text and decoded by
+:func:`read_parquet`.
+
+No number is null, in all three tables: a float that is NaN in the frame (a case without
+that score, text's ``numeric``, a NaN score value, and in ``summary`` the ``mean`` and
+interval of a row with no number, or an interval with too few values) is stored as
+Parquet null, which SQL's ``avg``/``count`` and polars leave out, and reads back as NaN.
+Why a summary row has no number is in its ``status`` (``"n/a"``, ``"errored"``,
+``"skipped"``, ``"labels"``; ``"scored"`` when there is one, its ``n`` then 0) and
+``reason`` (``""`` on scored rows) columns: a text column is never null.
+
+Paths are local paths or fsspec URLs (``memory://``, ``s3://``...; ``file://`` is local).
+Local files are written atomically, and only regular files are read (a FIFO or a device
+is refused). Without ``overwrite=True`` no existing file is replaced: a local file is
+created exclusively; on an fsspec file system the files are checked first and written
+with fsspec's create mode where it has one.
 """
 
 from __future__ import annotations
@@ -13,24 +47,32 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.atomic import write_atomically
+from heta_nb._util.fs import filesystem, read_regular_file, read_url
 from heta_nb._util.optional import require
 from heta_nb._version import __version__
+from heta_nb.errors import StoreError
+from heta_nb.model.io import local_path
 from heta_nb.model.report import EvaluationReport
-from heta_nb.tables.report import cases_frame, scores_frame
+from heta_nb.store.fsspec_backend import is_local_filesystem
+from heta_nb.tables.report import cases_frame, scores_frame, summary_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["TABLES", "read_parquet", "to_arrow", "to_parquet"]
+__all__ = ["IDENTITY_COLUMNS", "TABLES", "read_parquet", "to_arrow", "to_parquet"]
 
-TABLES = ("cases", "scores")
-"""The tables of a report: one row per case × mode (``cases_frame``), one per score (``scores_frame``)."""
+TABLES = ("cases", "scores", "summary")
+"""The tables of a report: one row per case × mode (``cases_frame``), one per score
+(``scores_frame``), one per mode × metric (``summary_frame``)."""
+IDENTITY_COLUMNS = ("report_id", "knowledge_base_name", "benchmark")
+"""The leading columns of every table: which report a row is of (``benchmark`` is ``name:version:split``)."""
 _KEY = b"heta_nb"
+_RAISE_LIMIT = "read_parquet(..., max_bytes={size})"
 
 
 def _pyarrow(purpose: str) -> Any:
@@ -62,12 +104,43 @@ def _score_values_as_json(frame: pd.DataFrame) -> Any:
     return out
 
 
+def _check_table(table: str) -> None:
+    if table not in TABLES:
+        raise ValueError(f"table must be one of {', '.join(map(repr, TABLES))}, got {table!r}")
+
+
 def _frame(report: EvaluationReport, table: str) -> pd.DataFrame:
+    _check_table(table)
     if table == "cases":
         return cases_frame(report)
     if table == "scores":
         return scores_frame(report)
-    raise ValueError(f"table must be one of {', '.join(map(repr, TABLES))}, got {table!r}")
+    return summary_frame(report)
+
+
+def _identity(report: EvaluationReport) -> dict[str, str]:
+    return {
+        "report_id": report.report_id,
+        "knowledge_base_name": report.knowledge_base_name,
+        "benchmark": report.benchmark.key,
+    }
+
+
+def _with_identity(frame: pd.DataFrame, identity: Mapping[str, str], table: str) -> pd.DataFrame:
+    """``frame`` with the identity columns first, each a one-category categorical (an Arrow dictionary)."""
+    import numpy as np
+    import pandas as pd
+
+    clash = [name for name in IDENTITY_COLUMNS if name in frame.columns]
+    if clash:
+        raise ValueError(
+            f"the {table} table has a column {clash[0]!r}, the name of a column every table starts with "
+            f"({', '.join(IDENTITY_COLUMNS)}); a score of that name is in the 'scores' table"
+        )
+    codes = np.zeros(len(frame), dtype=np.int8)
+    for position, name in enumerate(IDENTITY_COLUMNS):
+        frame.insert(position, name, pd.Categorical.from_codes(codes, categories=[identity[name]]))
+    return frame
 
 
 def to_arrow(report: EvaluationReport, table: str = "cases") -> pa.Table:
@@ -75,15 +148,22 @@ def to_arrow(report: EvaluationReport, table: str = "cases") -> pa.Table:
 
     Args:
         report: The report.
-        table: ``"cases"`` (:func:`~heta_nb.tables.cases_frame`) or ``"scores"``
-            (:func:`~heta_nb.tables.scores_frame`).
+        table: ``"cases"`` (:func:`~heta_nb.tables.cases_frame`), ``"scores"``
+            (:func:`~heta_nb.tables.scores_frame`) or ``"summary"``
+            (:func:`~heta_nb.tables.summary_frame`).
 
     Returns:
-        The table; its schema metadata ``heta_nb`` holds the report's identity and the
-        columns stored as JSON text.
+        The table: the identity columns :data:`IDENTITY_COLUMNS` (dictionary-encoded),
+        then the frame's columns, NaN stored as null (see the module docstring). Its schema
+        metadata ``heta_nb`` holds the report's identity and the columns stored as JSON text.
+
+    Raises:
+        ValueError: An unknown table; a ``cases`` table with a score named like an identity
+            column; text Parquet cannot store (a lone surrogate).
     """
     pa = _pyarrow("report.to_arrow()")
     frame = _frame(report, table)
+    confidence = frame.attrs.get("confidence")
     json_columns = []
     if table == "scores":
         frame["value"] = _score_values_as_json(frame)
@@ -97,19 +177,110 @@ def to_arrow(report: EvaluationReport, table: str = "cases") -> pa.Table:
             continue
         frame[name] = column.map(_json_value).astype(object)
         json_columns.append(str(name))
-    arrow = pa.Table.from_pandas(frame, preserve_index=False)
-    identity = {
+    identity = _identity(report)
+    try:
+        frame = _with_identity(frame, identity, table)
+        arrow = pa.Table.from_pandas(frame, preserve_index=False)  # float NaN -> null
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"report {report.report_id!r}: the {table} table holds text Parquet cannot store "
+            f"(a lone surrogate, which UTF-8 cannot encode: {exc.object[exc.start : exc.end]!r})"
+        ) from None
+    meta: dict[str, Any] = {
         "table": table,
-        "report_id": report.report_id,
-        "knowledge_base_name": report.knowledge_base_name,
-        "benchmark": report.benchmark.key,
+        **identity,
         "started_at": report.started_at,
         "json_columns": json_columns,
         "heta_nb_version": __version__,
     }
+    if table == "summary" and confidence is not None:
+        meta["confidence"] = confidence
     metadata = dict(arrow.schema.metadata or {})
-    metadata[_KEY] = json.dumps(identity, ensure_ascii=False).encode("utf-8")
+    metadata[_KEY] = json.dumps(meta, ensure_ascii=False).encode("utf-8")
     return arrow.replace_schema_metadata(metadata)
+
+
+class _Place:
+    """A file or folder: on the local disk (atomic writes, regular files only) or on an fsspec file system."""
+
+    def __init__(self, location: str | os.PathLike[str], *, fs: Any = None, url: str = "") -> None:
+        self.fs = fs
+        self.url = url
+        if fs is not None:
+            self.path = os.fspath(location)
+            return
+        text = os.fspath(location)
+        local = local_path(text)
+        if local is None:
+            found, path = filesystem(text)
+            if is_local_filesystem(found):
+                local = Path(path)
+            else:
+                self.fs, self.path, self.url = found, path.rstrip("/") or path, text.rstrip("/") or text
+                return
+        self.path = os.fspath(local)
+
+    def __str__(self) -> str:
+        return self.url if self.fs is not None else self.path
+
+    @property
+    def suffix(self) -> str:
+        return PurePosixPath(self.path).suffix if self.fs is not None else Path(self.path).suffix
+
+    def child(self, name: str) -> _Place:
+        if self.fs is None:
+            return _Place(Path(self.path) / name)
+        return _Place(f"{self.path}/{name}", fs=self.fs, url=f"{self.url}/{name}")
+
+    def result(self) -> Path | str:
+        """What :func:`to_parquet` returns for this file: a ``Path``, or the URL."""
+        return self.url if self.fs is not None else Path(self.path)
+
+    def exists(self) -> bool:
+        if self.fs is None:
+            return os.path.lexists(self.path)
+        return bool(self.fs.exists(self.path))
+
+    def is_dir(self) -> bool:
+        if self.fs is None:
+            return os.path.isdir(self.path)
+        return bool(self.fs.isdir(self.path))
+
+    def write(self, data: bytes, *, exclusive: bool) -> None:
+        if self.fs is None:
+            try:
+                write_atomically(self.path, data, exclusive=exclusive)
+            except FileExistsError:  # created by another writer since the check
+                raise _exists(self) from None
+            return
+        parent = self.path.rsplit("/", 1)[0]
+        try:
+            if parent and parent != self.path:
+                self.fs.makedirs(parent, exist_ok=True)
+            if not exclusive:
+                self.fs.pipe_file(self.path, data)
+                return
+            try:
+                self.fs.pipe_file(self.path, data, mode="create")
+            except TypeError as exc:  # fsspec before 2025 has no create mode: checked just before
+                if "mode" not in str(exc):
+                    raise
+                if self.fs.exists(self.path):
+                    raise FileExistsError(self.path) from None
+                self.fs.pipe_file(self.path, data)
+        except FileExistsError:
+            raise _exists(self) from None
+        except OSError as exc:
+            raise StoreError(f"{self}: cannot write ({exc})") from None
+
+    def read(self, max_bytes: int | None) -> bytes:
+        if self.fs is None:
+            return read_regular_file(self.path, max_bytes=max_bytes, hint=_RAISE_LIMIT)
+        return read_url(self.url, max_bytes=max_bytes, hint=_RAISE_LIMIT)
+
+
+def _exists(place: _Place) -> FileExistsError:
+    return FileExistsError(f"{place}: already exists; pass overwrite=True to replace it")
 
 
 def to_parquet(
@@ -118,86 +289,113 @@ def to_parquet(
     *,
     table: str | None = None,
     overwrite: bool = False,
-) -> list[Path]:
-    """Write the report's tables as Parquet: one file, or a folder with ``cases.parquet`` and ``scores.parquet``.
+) -> list[Path | str]:
+    """Write the report's tables as Parquet: one file, or a folder of ``cases.parquet``,
+    ``scores.parquet`` and ``summary.parquet``.
+
+    Every table starts with the columns ``report_id``, ``knowledge_base_name`` and
+    ``benchmark``, so files of many reports can be queried together (see the module
+    docstring).
 
     Args:
         report: The report.
         path: A ``.parquet`` file (the ``cases`` table unless ``table`` says otherwise),
-            or a folder (both tables; created if missing).
-        table: ``"cases"`` or ``"scores"`` to write one table to ``path`` as a file.
-        overwrite: Replace existing files (else ``FileExistsError``).
+            or a folder (all three tables; created if missing). A local path, or an fsspec
+            URL (``memory://``, ``s3://bucket/reports/one``...).
+        table: ``"cases"``, ``"scores"`` or ``"summary"`` to write one table to ``path`` as a file.
+        overwrite: Replace existing files (else ``FileExistsError``, and nothing is written).
 
     Returns:
-        The files written.
+        The files written: ``Path`` objects for local files, URLs for an fsspec target.
+
+    Raises:
+        FileExistsError: A file exists and ``overwrite`` is false.
+        ValueError: See :func:`to_arrow`.
+        StoreError: The fsspec file system failed.
     """
     pa = _pyarrow("report.to_parquet()")
     parquet = require("pyarrow.parquet", extra="parquet", purpose="report.to_parquet()")
-    target = Path(path)
+    if table is not None:
+        _check_table(table)
+    target = _Place(path)
     if table is None and target.suffix.lower() != ".parquet":
-        files = [(name, target / f"{name}.parquet") for name in TABLES]
+        files = [(name, target.child(f"{name}.parquet")) for name in TABLES]
     else:
         files = [(table or "cases", target)]
     if not overwrite:
         for _, file in files:
             if file.exists():
-                raise FileExistsError(f"{file}: already exists; pass overwrite=True to replace it")
-    written = []
-    for name, file in files:
+                raise _exists(file)
+    blobs = []
+    for name, _ in files:  # every table built before any is written: an error leaves no half folder
         sink = pa.BufferOutputStream()
         parquet.write_table(to_arrow(report, name), sink)
-        write_atomically(file, sink.getvalue().to_pybytes(), exclusive=not overwrite)
-        written.append(file)
+        blobs.append(sink.getvalue().to_pybytes())
+    written: list[Path | str] = []
+    for (_, file), data in zip(files, blobs):
+        file.write(data, exclusive=not overwrite)
+        written.append(file.result())
     return written
 
 
-def _read_one(file: Path, parquet: Any) -> pd.DataFrame:
-    arrow = parquet.read_table(file)
+def _read_one(place: _Place, parquet: Any, max_bytes: int | None) -> pd.DataFrame:
+    pa = _pyarrow("heta_nb.read_parquet()")
+    arrow = parquet.read_table(pa.BufferReader(place.read(max_bytes)))
     raw = (arrow.schema.metadata or {}).get(_KEY)
     identity: dict[str, Any] = {}
     if raw is not None:
         try:
             loaded = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
-            raise ValueError(f"{file}: schema metadata 'heta_nb' is not JSON ({exc})") from None
+            raise ValueError(f"{place}: schema metadata 'heta_nb' is not JSON ({exc})") from None
         identity = dict(loaded) if isinstance(loaded, Mapping) else {}
     frame = arrow.to_pandas()
-    for name in identity.get("json_columns", []) or []:
+    json_columns = identity.get("json_columns", [])
+    for name in json_columns if isinstance(json_columns, list) else []:
         if name in frame.columns:
             frame[name] = frame[name].map(lambda v: None if v is None else json.loads(v)).astype(object)
     if identity:
         frame.attrs["heta_nb"] = dict(identity)
+        if identity.get("table") == "summary" and isinstance(identity.get("confidence"), (int, float)):
+            frame.attrs["confidence"] = identity["confidence"]
     return frame
 
 
-def read_parquet(path: str | os.PathLike[str], table: str | None = None) -> pd.DataFrame | dict[str, pd.DataFrame]:
+def read_parquet(
+    path: str | os.PathLike[str], table: str | None = None, *, max_bytes: int | None = None
+) -> pd.DataFrame | dict[str, pd.DataFrame]:
     """Frames back from :func:`to_parquet`'s files, with the same columns and types.
 
     Args:
-        path: A ``.parquet`` file, or a folder ``to_parquet`` wrote.
-        table: With a folder, the one table to read (``"cases"`` or ``"scores"``).
+        path: A ``.parquet`` file, or a folder ``to_parquet`` wrote; a local path or an
+            fsspec URL (``memory://``, ``s3://``...).
+        table: With a folder, the one table to read (``"cases"``, ``"scores"`` or ``"summary"``).
+        max_bytes: The largest file read (None: 4 GiB, or ``HETA_NB_MAX_BYTES``).
 
     Returns:
         A DataFrame for a file (or a folder and ``table``); for a folder alone, a dict
-        ``{"cases": ..., "scores": ...}`` of the tables it holds. ``frame.attrs["heta_nb"]``
-        has the report's identity.
+        ``{"cases": ..., "scores": ..., "summary": ...}`` of the tables it holds. Each
+        frame is the table's frame (``cases_frame``...) after the identity columns
+        ``report_id``, ``knowledge_base_name`` and ``benchmark`` (categoricals);
+        ``frame.attrs["heta_nb"]`` has the report's identity.
 
     Raises:
         FileNotFoundError: Nothing at ``path``, or a folder without the tables.
+        NotARegularFileError: A local path that is a FIFO, a device or a socket.
     """
     parquet = require("pyarrow.parquet", extra="parquet", purpose="heta_nb.read_parquet()")
-    source = Path(path)
-    if table is not None and table not in TABLES:
-        raise ValueError(f"table must be one of {', '.join(map(repr, TABLES))}, got {table!r}")
+    if table is not None:
+        _check_table(table)
+    source = _Place(path)
     if not source.exists():
         raise FileNotFoundError(f"{source}: no such file or folder")
-    if source.is_file():
-        return _read_one(source, parquet)
-    names = [table] if table is not None else [n for n in TABLES if (source / f"{n}.parquet").is_file()]
-    missing = [n for n in names if not (source / f"{n}.parquet").is_file()]
+    if not source.is_dir():
+        return _read_one(source, parquet, max_bytes)
+    names = [table] if table is not None else [n for n in TABLES if source.child(f"{n}.parquet").exists()]
+    missing = [n for n in names if not source.child(f"{n}.parquet").exists()]
     if missing or not names:
         raise FileNotFoundError(
             f"{source}: no {' or '.join(f'{n}.parquet' for n in (missing or TABLES))} in this folder"
         )
-    frames = {name: _read_one(source / f"{name}.parquet", parquet) for name in names}
+    frames = {name: _read_one(source.child(f"{name}.parquet"), parquet, max_bytes) for name in names}
     return frames[table] if table is not None else frames
