@@ -1,35 +1,54 @@
-"""Log reports, comparisons and checks to MLflow (the ``[mlflow]`` extra): params, metrics, artifacts, tables.
+"""Log reports, comparisons and checks to MLflow (the ``[mlflow]`` extra): params, metrics, tags, artifacts, tables.
 
 Each function logs into ``run_id`` when given, else into the active run, else into a new
 run of the current experiment that it ends again; it returns the run's id. Metric keys are
 ``metric/mode`` (``ndcg_at_5/full_text_search``: MLflow refuses ``@``, so it is written
 ``_at_``; ``heta_nb/metric_names.json`` maps every key back to its metric). ``prefix``
 puts everything under one name (two reports in one run: ``prefix="small"``).
+
+The numbers are the report's :class:`~heta_nb.model.summary.MetricSummary`, as every other
+view shows them: ``metric/mode`` is the headline (:attr:`~MetricSummary.shown`, the mean of
+the scored values) and Heta's own mean is only ever ``metric/mode/heta_mean``. A pair with
+no number (n/a, errored, skipped, labels) gets no value metric but the tag
+``heta_nb.status/metric/mode`` saying why. Logging again into the same run replaces: tables
+and artifacts are overwritten, metrics get the same values, and a param or metric that would
+change (another report under the same ``prefix``) raises ``ValueError`` before anything is
+logged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.optional import require
 from heta_nb._version import __version__
-from heta_nb.integrations.names import MAX_VALUE, flatten, param_value, tracker_key
+from heta_nb.integrations.names import MAX_VALUE, flatten, param_value, status_key, tracker_key
 from heta_nb.model.io import load_report
+from heta_nb.model.summary import RECORD_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.comparison import Comparison
     from heta_nb.gate import CheckResult
     from heta_nb.model.report import EvaluationReport
 
-__all__ = ["log_check", "log_comparison", "log_report", "report_metrics", "report_params"]
+__all__ = ["benchmark_dataset", "log_check", "log_comparison", "log_report", "report_metrics", "report_params"]
 
 ARTIFACTS = "heta_nb"
 """The artifact folder everything is logged under."""
 _KB_RUNTIME = ("artifacts", "run_record", "recipe", "created_at", "updated_at")
 """KB manifest keys that record a build, not a setting (the recipe is logged from ``recipe_manifest``)."""
 _BATCH = 100
+_COMPARED = ("ci_low", "ci_high", "p_value", "p_adjusted", "mean", "baseline_mean", "n", "wins", "ties", "losses")
+_CHECKED = ("diff", "ci_low", "ci_high", "p_adjusted", "new_mean", "baseline_mean", "n")
+_LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
+"""The run tag MLflow's ``log_table`` lists its tables in (how the UI knows a JSON file is a table)."""
+_DATASET_CONTEXT = "mlflow.data.context"
+"""The dataset input tag ``mlflow.evaluate`` sets (``mlflow.utils.mlflow_tags.MLFLOW_DATASET_CONTEXT``)."""
 
 
 def _mlflow() -> Any:
@@ -57,6 +76,24 @@ def _run(run_id: str | None, name: str) -> Iterator[tuple[Any, str]]:
         mlflow.end_run(status=status)
 
 
+def _refuse_changes(client: Any, run_id: str, params: Mapping[str, str], metrics: Mapping[str, float]) -> None:
+    """Raise ``ValueError`` (before anything is logged) if a param or metric of the run would change value.
+
+    MLflow refuses to change a param, and a metric logged again with another value would
+    silently replace the number: both mean something else was logged under the same keys.
+    """
+    data = client.get_run(run_id).data
+    clashes = [k for k, v in params.items() if k in data.params and data.params[k] != v]
+    clashes += [k for k, v in metrics.items() if k in data.metrics and data.metrics[k] != v]
+    if clashes:
+        shown = ", ".join(repr(k) for k in sorted(clashes)[:5]) + (", ..." if len(clashes) > 5 else "")
+        raise ValueError(
+            f"run {run_id} already has {len(clashes)} param(s) or metric(s) with other values ({shown}): "
+            "something else was logged under the same keys; nothing was logged. "
+            "Log into another run, or give another prefix= (e.g. prefix='new')."
+        )
+
+
 def _send(
     client: Any, run_id: str, params: Mapping[str, str], metrics: Mapping[str, float], tags: Mapping[str, str]
 ) -> None:
@@ -74,6 +111,23 @@ def _send(
         client.log_batch(run_id, metrics=metric_list[start : start + 1000])
 
 
+def _log_tables(client: Any, run_id: str, tables: Mapping[str, Any]) -> None:
+    """Write each ``{path: frame}`` as MLflow's ``log_table`` does, but replacing the file.
+
+    ``log_table`` appends the rows to a table already at that path (logging twice doubles
+    it); this writes the same JSON (``DataFrame.to_json(orient="split")``, read back by
+    ``mlflow.load_table``) with ``log_text``, which overwrites, and lists the path in the
+    ``mlflow.loggedArtifacts`` tag as ``log_table`` does, so the UI shows it as a table.
+    """
+    for path, frame in tables.items():
+        client.log_text(run_id, _table(frame).to_json(orient="split", index=False, date_format="iso"), path)
+    listed = json.loads(client.get_run(run_id).data.tags.get(_LOGGED_ARTIFACTS, "[]"))
+    missing = [{"path": path, "type": "table"} for path in tables]
+    missing = [entry for entry in missing if entry not in listed]
+    if missing:
+        client.set_tag(run_id, _LOGGED_ARTIFACTS, json.dumps(listed + missing))
+
+
 class _Keys:
     """Tracker keys under a prefix, remembering which metric each key stands for."""
 
@@ -87,18 +141,19 @@ class _Keys:
             self.names[key] = metric
         return key
 
+    def status(self, base: str, metric: str) -> str:
+        """The tag key that says why ``base`` (a metric key) has no number."""
+        key = status_key(base)
+        self.names[key] = metric
+        return key
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
 
 def _finite(items: Iterable[tuple[str, Any]]) -> dict[str, float]:
-    out = {}
-    for key, value in items:
-        if (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and value == value
-            and abs(value) != float("inf")
-        ):
-            out[key] = float(value)
-    return out
+    return {key: float(value) for key, value in items if _number(value)}
 
 
 def report_params(report: EvaluationReport, prefix: str = "") -> dict[str, str]:
@@ -140,28 +195,92 @@ def report_params(report: EvaluationReport, prefix: str = "") -> dict[str, str]:
     return params
 
 
-def report_metrics(report: EvaluationReport, prefix: str = "") -> tuple[dict[str, float], dict[str, str]]:
-    """Per mode × metric: Heta's mean as ``metric/mode``, with ``/n``, ``/ci_low``, ``/ci_high``,
-    ``/mean_scored``, ``/errors`` and ``/skipped``; and run-level counts.
+def report_metrics(
+    report: EvaluationReport, prefix: str = ""
+) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """Per mode × metric, the report's one :class:`~heta_nb.model.summary.MetricSummary`, as metrics and tags.
+
+    A pair with a number (status ``"scored"``): ``metric/mode`` is the headline
+    (``shown``: the mean of the scored values, skipped ones left out), ``/n`` its n,
+    ``/ci_low`` and ``/ci_high`` its interval (left out when too few values), ``/heta_mean``
+    Heta's ``score_summary`` value (skipped scores averaged in as 0), and the counts
+    ``/errors``, ``/skipped`` and ``/evaluator_errors`` (always, 0 included, so an evaluator
+    error count is always next to the value). Any other status gets no value, n or interval,
+    but the tag ``heta_nb.status/metric/mode`` (``"n/a: full_text_search returns no answers"``,
+    ``"errored: every score is an evaluator error (95)"``); the counts are logged too, except
+    for n/a pairs (the mode cannot produce the metric). Run level: ``cases``, ``errors``,
+    ``duration_s``.
 
     Args:
         report: The report.
         prefix: Put every key under this name.
 
     Returns:
-        ``(metrics, names)``: finite values by key, and the metric each ``metric/mode`` key stands for.
+        ``(metrics, tags, names)``: finite values by key, status tags by key, and the metric
+        each ``metric/mode`` key and status tag stands for.
     """
     key = _Keys(prefix)
     items: list[tuple[str, Any]] = []
+    tags: dict[str, str] = {}
     for s in report.metric_summaries():
         base = key(s.metric, s.mode, metric=s.metric)
-        items.append((base, s.mean))
-        for field in ("n", "ci_low", "ci_high", "mean_scored", "errors", "skipped"):
-            items.append((f"{base}/{field}", getattr(s, field)))
+        status = s.status
+        if status == "scored":
+            low, high = s.shown_ci
+            items += [(base, s.shown), (f"{base}/n", s.shown_n), (f"{base}/ci_low", low), (f"{base}/ci_high", high)]
+            items.append((f"{base}/heta_mean", s.heta_mean))
+        else:
+            tags[key.status(base, s.metric)] = f"{status}: {s.reason}" if s.reason else status
+        if status != "n/a":
+            items += [(f"{base}/{field}", getattr(s, field)) for field in ("errors", "skipped", "evaluator_errors")]
     items += [(key("cases"), report.case_count), (key("errors"), report.error_count)]
     if report.duration_s is not None:
         items.append((key("duration_s"), report.duration_s))
-    return _finite(items), key.names
+    return _finite(items), tags, key.names
+
+
+def benchmark_dataset(report: EvaluationReport) -> dict[str, str]:
+    """The report's benchmark as the fields of an MLflow dataset (``mlflow.entities.Dataset``).
+
+    ``name`` is the benchmark's name; ``source`` a ``code`` source naming the benchmark
+    (``name:version:split``, and its homepage); ``schema`` the case fields (``case_id``,
+    ``query``) as MLflow column specs; ``profile`` its version, split, task type and number
+    of cases. ``digest`` hashes all of these with every ``(case_id, query)`` in the report,
+    so it is the same for every report of the same benchmark cases (MLflow then keeps one
+    dataset entry, whichever run logged it first) and changes when a case or query does.
+
+    Args:
+        report: The report.
+
+    Returns:
+        ``{"name", "digest", "source_type", "source", "schema", "profile"}``, all text.
+    """
+    benchmark = report.benchmark
+    rows = report.rows()
+    ids = list(rows.case_index)
+    cases = sorted({(ids[code], query) for code, query in zip(rows.case_code, rows.queries)})
+    source = {"heta_nb.benchmark": benchmark.key}
+    if benchmark.homepage:
+        source["heta_nb.homepage"] = benchmark.homepage
+    columns = [{"type": "string", "name": name, "required": True} for name in ("case_id", "query")]
+    profile = {"version": benchmark.version, "split": benchmark.split, "task_type": benchmark.task_type}
+    fields = {
+        "name": param_value(benchmark.name),
+        "source_type": "code",
+        "source": json.dumps({"tags": source}, sort_keys=True),
+        "schema": json.dumps({"mlflow_colspec": columns}),
+        "profile": json.dumps({**profile, "cases": len({case_id for case_id, _ in cases})}),
+    }
+    hashed = json.dumps([fields, cases], sort_keys=True, separators=(",", ":"))  # ASCII: lone surrogates escaped
+    return {**fields, "digest": hashlib.sha256(hashed.encode("ascii")).hexdigest()[:10]}
+
+
+def _log_dataset(client: Any, run_id: str, report: EvaluationReport) -> None:
+    """Log the benchmark as the run's dataset input, context ``evaluation`` (as ``mlflow.evaluate`` does)."""
+    entities = require("mlflow.entities", extra="mlflow", purpose="heta_nb.integrations.mlflow")
+    dataset = entities.Dataset(**benchmark_dataset(report))
+    tags = [entities.InputTag(key=_DATASET_CONTEXT, value="evaluation")]
+    client.log_inputs(run_id, datasets=[entities.DatasetInput(dataset=dataset, tags=tags)])
 
 
 def log_report(
@@ -172,41 +291,71 @@ def log_report(
     html: bool = True,
     table: bool = True,
 ) -> str:
-    """Log a report: settings as params, metrics per mode, ``report.json`` and the HTML page, the cases table.
+    """Log a report: settings as params, metrics per mode (:func:`report_metrics`), the benchmark
+    as the run's dataset input, ``report.json``, the HTML page and the tables.
+
+    Logging the same report again into the same run replaces what the first call logged
+    (one copy of each table row, the same metric values); a param or metric that would
+    change raises ``ValueError`` before anything is logged.
 
     Args:
         report: An ``EvaluationReport`` or anything :func:`heta_nb.load_report` takes.
         run_id: The run to log into (default: the active run, else a new one, ended after).
-        prefix: Put every param, metric and artifact under this name.
+        prefix: Put every param, metric, tag and artifact under this name.
         html: Also log the standalone offline HTML page (``report.html``).
-        table: Also log the cases table with ``log_table`` (``cases.json``: one row per case × mode).
+        table: Also log the cases table (``cases.json``: one row per case × mode). The
+            summary table (``summary.json``: one row per mode × metric, the columns of
+            :data:`~heta_nb.model.summary.RECORD_KEYS`) is always logged.
 
     Returns:
         The run's id.
+
+    Raises:
+        ValueError: The run already has one of these params or metrics with another value.
     """
     loaded = load_report(report)
     folder = "/".join(p for p in (ARTIFACTS, prefix) if p)
+    metrics, tags, names = report_metrics(loaded, prefix)
+    params = report_params(loaded, prefix)
+    tags = {"heta_nb.version": __version__, tracker_key("heta_nb.report_id", prefix): loaded.report_id, **tags}
     with _run(run_id, loaded.report_id) as (client, rid):
-        metrics, names = report_metrics(loaded, prefix)
-        tags = {"heta_nb.version": __version__, tracker_key("heta_nb.report_id", prefix): loaded.report_id}
-        _send(client, rid, report_params(loaded, prefix), metrics, tags)
+        _refuse_changes(client, rid, params, metrics)
+        _log_dataset(client, rid, loaded)
+        _send(client, rid, params, metrics, tags)
         client.log_dict(rid, names, f"{folder}/metric_names.json")
         client.log_text(rid, loaded.to_json(), f"{folder}/report.json")
         if html:
             from heta_nb.export import to_html
 
             client.log_text(rid, to_html(loaded), f"{folder}/report.html")
+        import pandas as pd
+
+        summary = pd.DataFrame([s.record() for s in loaded.metric_summaries()], columns=list(RECORD_KEYS))
+        tables = {f"{folder}/summary.json": summary}
         if table:
-            client.log_table(rid, _table(loaded.cases_frame()), f"{folder}/cases.json")
+            tables[f"{folder}/cases.json"] = loaded.cases_frame()
+        _log_tables(client, rid, tables)
     return rid
+
+
+def _untested(verdict: str, reason: str, number: Any) -> str:
+    """The text logged instead of the numbers of a row not tested (verdict or reason ``"n/a: ..."``)
+    or without a number (its verdict, with the reason), else ``""``."""
+    if not verdict.startswith("n/a") and _number(number):
+        return ""
+    if not reason:
+        return verdict or "n/a"
+    return reason if reason.startswith("n/a:") or not verdict else f"{verdict}: {reason}"
 
 
 def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix: str = "", html: bool = True) -> str:
     """Log a comparison: its settings, per system × metric the difference, CI and p-values, the page, the table.
 
     Metric keys are ``compare/metric/system/diff`` (and ``/ci_low``, ``/ci_high``, ``/p_value``,
-    ``/p_adjusted``, ``/mean``, ``/baseline_mean``, ``/n``), apart from a report's own
-    ``metric/mode`` metrics when both are logged into one run.
+    ``/p_adjusted``, ``/mean``, ``/baseline_mean``, ``/n``, ``/wins``, ``/ties``, ``/losses``),
+    apart from a report's own ``metric/mode`` metrics when both are logged into one run. A row
+    not tested (verdict ``"n/a: ..."``) or without a difference logs no number, but the tag
+    ``heta_nb.status/compare/metric/system`` with its verdict.
 
     Args:
         comparison: The :class:`~heta_nb.comparison.Comparison`.
@@ -216,6 +365,9 @@ def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix:
 
     Returns:
         The run's id.
+
+    Raises:
+        ValueError: The run already has one of these params or metrics with another value.
     """
     key = _Keys(prefix)
     folder = "/".join(p for p in (ARTIFACTS, prefix) if p)
@@ -227,22 +379,21 @@ def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix:
     for name in ("resamples", "confidence", "seed", "alpha", "correction", "include_skipped"):
         params[key(f"comparison.{name}")] = param_value(getattr(comparison, name))
     items: list[tuple[str, Any]] = []
+    tags = {"heta_nb.version": __version__}
     for row in comparison.summary_rows():
         base = key("compare", row["metric"], row["system"], metric=row["metric"])
-        for field, name in (
-            ("mean_diff", "diff"),
-            ("ci_low", "ci_low"),
-            ("ci_high", "ci_high"),
-            ("p_value", "p_value"),
-        ):
-            items.append((f"{base}/{name}", row[field]))
-        for field in ("p_adjusted", "mean", "baseline_mean", "n", "wins", "ties", "losses"):
-            items.append((f"{base}/{field}", row[field]))
+        text = _untested(str(row.get("verdict") or ""), "", row.get("mean_diff"))
+        if text:
+            tags[key.status(base, row["metric"])] = text
+            continue
+        items.append((f"{base}/diff", row.get("mean_diff")))
+        items += [(f"{base}/{field}", row.get(field)) for field in _COMPARED]
+    metrics = _finite(items)
     name = f"compare {' vs '.join(comparison.systems)}"
     with _run(run_id, shorten_name(name)) as (client, rid):
-        _send(client, rid, params, _finite(items), {"heta_nb.version": __version__})
+        _refuse_changes(client, rid, params, metrics)
+        _send(client, rid, params, metrics, tags)
         client.log_dict(rid, key.names, f"{folder}/comparison_metric_names.json")
-        client.log_table(rid, _table(comparison.summary_frame()), f"{folder}/comparison.json")
         if comparison.warnings or comparison.notes:
             client.log_text(
                 rid, "\n".join([*comparison.warnings, *comparison.notes]) + "\n", f"{folder}/comparison_notes.txt"
@@ -251,6 +402,7 @@ def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix:
             from heta_nb.export import to_html
 
             client.log_text(rid, to_html(comparison), f"{folder}/comparison.html")
+        _log_tables(client, rid, {f"{folder}/comparison.json": comparison.summary_frame()})
     return rid
 
 
@@ -259,8 +411,10 @@ def log_check(result: CheckResult, run_id: str | None = None, *, prefix: str = "
 
     Tags ``heta_nb.check.verdict`` and ``heta_nb.check.ok``; metrics ``check/exit_code``,
     ``check/regressions`` and per row ``check/metric/mode/diff`` (``/ci_low``, ``/ci_high``,
-    ``/p_adjusted``, ``/new_mean``, ``/baseline_mean``, ``/n``); artifacts ``check.md``,
-    ``check.json``, ``check.xml`` (JUnit) and the rows as a table (``check_rows.json``).
+    ``/p_adjusted``, ``/new_mean``, ``/baseline_mean``, ``/n``); a row not tested (n/a) or
+    without a difference logs no number, but the tag ``heta_nb.status/check/metric/mode`` with
+    its verdict and reason. Artifacts ``check.md``, ``check.json``, ``check.xml`` (JUnit) and
+    the rows as a table (``check_rows.json``).
 
     Args:
         result: The :class:`~heta_nb.gate.CheckResult`.
@@ -269,6 +423,9 @@ def log_check(result: CheckResult, run_id: str | None = None, *, prefix: str = "
 
     Returns:
         The run's id.
+
+    Raises:
+        ValueError: The run already has one of these params or metrics with another value.
     """
     key = _Keys(prefix)
     folder = "/".join(p for p in (ARTIFACTS, prefix) if p)
@@ -287,32 +444,30 @@ def log_check(result: CheckResult, run_id: str | None = None, *, prefix: str = "
         (key("check", "flipped_broke"), sum(1 for c in result.flips if c.kind == "broke")),
         (key("check", "flipped_fixed"), sum(1 for c in result.flips if c.kind == "fixed")),
     ]
-    for row in result.rows:
-        base = key("check", row.metric, row.mode, metric=row.metric)
-        for field, name in (
-            ("diff", "diff"),
-            ("ci_low", "ci_low"),
-            ("ci_high", "ci_high"),
-            ("p_adjusted", "p_adjusted"),
-        ):
-            items.append((f"{base}/{name}", getattr(row, field)))
-        for field in ("new_mean", "baseline_mean", "n"):
-            items.append((f"{base}/{field}", getattr(row, field)))
     tags = {
         tracker_key("heta_nb.check.verdict", prefix): result.verdict,
         tracker_key("heta_nb.check.ok", prefix): str(result.ok).lower(),
         "heta_nb.version": __version__,
     }
+    for row in result.rows:
+        base = key("check", row.metric, row.mode, metric=row.metric)
+        text = _untested(str(row.verdict or ""), str(getattr(row, "reason", "") or ""), getattr(row, "diff", None))
+        if text:
+            tags[key.status(base, row.metric)] = text
+            continue
+        items += [(f"{base}/{field}", getattr(row, field, None)) for field in _CHECKED]
+    metrics = _finite(items)
     with _run(run_id, shorten_name(f"check {result.new['report_id']} vs {result.baseline['report_id']}")) as (
         client,
         rid,
     ):
-        _send(client, rid, params, _finite(items), tags)
+        _refuse_changes(client, rid, params, metrics)
+        _send(client, rid, params, metrics, tags)
         client.log_dict(rid, key.names, f"{folder}/check_metric_names.json")
         client.log_text(rid, result.to_markdown(), f"{folder}/check.md")
         client.log_text(rid, result.to_json(), f"{folder}/check.json")
         client.log_text(rid, result.to_junit(), f"{folder}/check.xml")
-        client.log_table(rid, _table(result.frame()), f"{folder}/check_rows.json")
+        _log_tables(client, rid, {f"{folder}/check_rows.json": result.frame()})
     return rid
 
 
@@ -322,7 +477,7 @@ def shorten_name(name: str) -> str:
 
 
 def _table(frame: Any) -> Any:
-    """A frame ``log_table`` can write: categories and nullable types as plain objects, missing as None."""
+    """A frame ``to_json`` can write: categories and nullable types as plain objects, missing as None."""
     out = frame.copy()
     for name in out.columns:
         column = out[name]

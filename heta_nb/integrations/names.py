@@ -14,13 +14,15 @@ from typing import Any
 
 from heta_nb._util.text import shorten
 
-__all__ = ["MAX_KEY", "MAX_VALUE", "flatten", "param_value", "tracker_key"]
+__all__ = ["MAX_KEY", "MAX_VALUE", "STATUS_TAG", "flatten", "param_value", "status_key", "tracker_key"]
 
 MAX_KEY = 250
 MAX_VALUE = 500
 """Characters kept of a param value: a value longer than this is not a setting anyone reads."""
 MAX_ITEMS = 20
 """A list with more items is logged as ``"[N items]"``."""
+STATUS_TAG = "heta_nb.status"
+"""The tag a metric key gets instead of a number when there is none (``heta_nb.status/ndcg_at_5/full_text_search``)."""
 _INVALID = re.compile(r"[^\w\-. :/]", re.ASCII)
 
 
@@ -37,6 +39,19 @@ def tracker_key(*parts: str) -> str:
     text = "/".join(p for p in parts if p)
     text = _INVALID.sub("_", text.replace("@", "_at_"))
     return text[:MAX_KEY] or "_"
+
+
+def status_key(metric_key: str) -> str:
+    """``"ndcg_at_5/full_text_search"`` -> ``"heta_nb.status/ndcg_at_5/full_text_search"``: the tag
+    that says why a metric key has no number (``"n/a: full_text_search returns no answers"``).
+
+    Args:
+        metric_key: The metric's key (already made valid by :func:`tracker_key`, prefix included).
+
+    Returns:
+        A valid MLflow key.
+    """
+    return tracker_key(STATUS_TAG, metric_key)
 
 
 def param_value(value: Any) -> str:

@@ -1,4 +1,8 @@
-"""heta_nb.integrations.mlflow against a real local MLflow tracking store (SQLite), read back with MlflowClient."""
+"""heta_nb.integrations.mlflow against a real local MLflow tracking store (SQLite), read back with MlflowClient.
+
+The ``tracking`` fixture is in ``conftest.py``; the numbers are checked in ``test_mlflow_numbers.py``,
+logging twice in ``test_mlflow_relog.py``, comparisons and checks in ``test_mlflow_untested.py``.
+"""
 
 from __future__ import annotations
 
@@ -16,29 +20,9 @@ from heta_nb.integrations import mlflow as hm
 from heta_nb.integrations.names import tracker_key
 
 
-@pytest.fixture(scope="module")
-def tracking(tmp_path_factory: pytest.TempPathFactory):
-    mlflow = pytest.importorskip("mlflow")
-    root = tmp_path_factory.mktemp("mlflow")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
-    patch.setenv("DO_NOT_TRACK", "true")
-    previous = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
-    experiment = mlflow.create_experiment("heta-nb tests", artifact_location=(root / "artifacts").as_uri())
-    mlflow.set_experiment(experiment_id=experiment)
-    yield mlflow, mlflow.MlflowClient()
-    mlflow.set_tracking_uri(previous)
-    patch.undo()
-
-
-def _text(client, run_id: str, path: str, folder: Path) -> str:
-    return Path(client.download_artifacts(run_id, path, str(folder))).read_text()
-
-
 @pytest.mark.slow
 def test_log_report_reads_back(tracking, tmp_path: Path) -> None:
-    mlflow, client = tracking
+    mlflow, client = tracking.mlflow, tracking.client
     report = heta_nb.load_report(FIXTURES / "report-normal.json")
     run_id = hm.log_report(report)
     run = client.get_run(run_id)
@@ -50,28 +34,30 @@ def test_log_report_reads_back(tracking, tmp_path: Path) -> None:
     metrics = run.data.metrics
     by_key = {s.key: s for s in report.metric_summaries()}
     summary = by_key["full_text_search.evidence_recall@3"]
-    assert metrics["evidence_recall_at_3/full_text_search"] == pytest.approx(summary.mean)
-    assert metrics["evidence_recall_at_3/full_text_search/n"] == summary.n
-    assert metrics["evidence_recall_at_3/full_text_search/ci_low"] == pytest.approx(summary.ci_low)
+    assert metrics["evidence_recall_at_3/full_text_search"] == summary.shown  # the headline: 7 of 9 scored
+    assert metrics["evidence_recall_at_3/full_text_search/n"] == summary.shown_n == 9
+    assert metrics["evidence_recall_at_3/full_text_search/ci_low"] == summary.shown_ci[0]
+    assert metrics["evidence_recall_at_3/full_text_search/heta_mean"] == report.score_summary[summary.key] == 0.7
     assert metrics["cases"] == report.case_count
     artifacts = {a.path for a in client.list_artifacts(run_id, "heta_nb")}
-    assert artifacts == {f"heta_nb/{n}" for n in ("report.json", "report.html", "cases.json", "metric_names.json")}
-    assert heta_nb.load_report(_text(client, run_id, "heta_nb/report.json", tmp_path)) == report
-    assert "<!DOCTYPE html>" in _text(client, run_id, "heta_nb/report.html", tmp_path)
-    names = json.loads(_text(client, run_id, "heta_nb/metric_names.json", tmp_path))
+    expected = ("report.json", "report.html", "cases.json", "summary.json", "metric_names.json")
+    assert artifacts == {f"heta_nb/{n}" for n in expected}
+    assert heta_nb.load_report(tracking.text(run_id, "heta_nb/report.json", tmp_path)) == report
+    assert "<!DOCTYPE html>" in tracking.text(run_id, "heta_nb/report.html", tmp_path)
+    names = json.loads(tracking.text(run_id, "heta_nb/metric_names.json", tmp_path))
     assert names["evidence_recall_at_3/full_text_search"] == "evidence_recall@3"
     table = mlflow.load_table("heta_nb/cases.json", run_ids=[run_id])
     assert len(table) == report.case_count and list(table.columns[:4]) == ["case_id", "query_mode", "query", "status"]
     # a check logged into the same run keeps its keys apart from the report's
     assert hm.log_check(heta_nb.check(report, report), run_id=run_id) == run_id
     after = client.get_run(run_id).data.metrics
-    assert after["evidence_recall_at_3/full_text_search/ci_low"] == pytest.approx(summary.ci_low)
+    assert after["evidence_recall_at_3/full_text_search/ci_low"] == summary.shown_ci[0]
     assert after["check/evidence_recall_at_3/full_text_search/diff"] == 0.0
 
 
 @pytest.mark.slow
 def test_two_reports_in_one_active_run_and_a_check_and_a_comparison(tracking, tmp_path: Path) -> None:
-    mlflow, client = tracking
+    mlflow, client = tracking.mlflow, tracking.client
     base = gp.base_dict(60)
     old, new = gp.as_report(base), gp.as_report(gp.degraded(base))
     with mlflow.start_run(run_name="nightly") as active:
@@ -87,11 +73,11 @@ def test_two_reports_in_one_active_run_and_a_check_and_a_comparison(tracking, tm
     assert run.data.metrics[f"check/{tracker_key(row.metric, row.mode)}/diff"] == pytest.approx(row.diff)
     # the check's CI and the report's CI of the same metric and mode do not overwrite each other
     summary = next(s for s in new.metric_summaries() if (s.mode, s.metric) == (row.mode, row.metric))
-    assert run.data.metrics[f"new/{tracker_key(row.metric, row.mode)}/ci_low"] == pytest.approx(summary.ci_low)
+    assert run.data.metrics[f"new/{tracker_key(row.metric, row.mode)}/ci_low"] == summary.shown_ci[0]
     paths = {a.path for a in client.list_artifacts(run.info.run_id, "heta_nb")}
     assert {"heta_nb/check.md", "heta_nb/check.json", "heta_nb/check.xml", "heta_nb/check_rows.json"} <= paths
     assert {"heta_nb/baseline", "heta_nb/new"} <= paths
-    assert json.loads(_text(client, run.info.run_id, "heta_nb/check.json", tmp_path))["verdict"] == "regression"
+    assert json.loads(tracking.text(run.info.run_id, "heta_nb/check.json", tmp_path))["verdict"] == "regression"
     rows = mlflow.load_table("heta_nb/check_rows.json", run_ids=[run.info.run_id])
     assert len(rows) == len(result.rows) and list(rows["verdict"]) == [r.verdict for r in result.rows]
 
