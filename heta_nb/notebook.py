@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,34 @@ class _Builder:
         self.cells.append(cell)
 
 
+def summary_lines(summaries: Sequence[Any]) -> list[str]:
+    """Markdown lines on a report's scores, one per metric, from the one summary: the best
+    mode where several have a number (:func:`~heta_nb.model.summary.best_modes`), the
+    metric's modes with no number and why (n/a never leads), evaluator errors beside the value."""
+    from heta_nb.model.summary import best_modes
+
+    best = best_modes(summaries)
+    lines = []
+    for metric in dict.fromkeys(s.metric for s in summaries if s.status != "labels"):
+        rows = [s for s in summaries if s.metric == metric]
+        scored = [s for s in rows if s.scored]
+        parts = []
+        if metric in best:
+            leaders = [s for s in scored if s.shown == best[metric]]
+            top = leaders[0]
+            low, high = top.shown_ci
+            ci = f", 95 % CI {low:.3f}–{high:.3f}" if math.isfinite(low) and math.isfinite(high) else ""
+            parts.append(
+                f"best in {', '.join(md_escape(s.mode) for s in leaders)} ({top.value_text()}{ci}, n={top.shown_n:,})"
+            )
+        else:
+            parts.extend(f"{s.value_text()} in {md_escape(s.mode)} (n={s.shown_n:,})" for s in scored)
+        parts.extend(f"{s.status} in {md_escape(s.mode)} ({md_escape(s.reason)})" for s in rows if not s.scored)
+        parts.extend(f"{s.error_text} in {md_escape(s.mode)}" for s in rows if s.evaluator_errors and s.scored)
+        lines.append(f"- {md_escape(metric)}: " + "; ".join(parts))
+    return lines
+
+
 def _report_cells(builder: _Builder, report: EvaluationReport, source: str, name: str = "report") -> None:
     from heta_nb.tables.distributions import worst_cases
 
@@ -164,25 +193,16 @@ def _report_cells(builder: _Builder, report: EvaluationReport, source: str, name
         f"{results:,} case results over {len(counts)} mode(s), {errors:,} error(s)"
         + (f", {duration:.1f} s." if duration is not None else "."),
     ]
-    for metric in dict.fromkeys(s.metric for s in summaries if s.kind != "text"):
-        rows = [s for s in summaries if s.metric == metric and s.n]
-        if len(rows) > 1:
-            best = max(rows, key=lambda s: s.mean)
-            lines.append(
-                f"- {md_escape(metric)}: best in {md_escape(best.mode)} "
-                f"({best.mean:.3f}, 95 % CI {best.ci_low:.3f}–{best.ci_high:.3f}, n={best.n})"
-            )
-        elif rows:
-            only = rows[0]
-            lines.append(f"- {md_escape(metric)}: {only.mean:.3f} in {md_escape(only.mode)} (n={only.n})")
+    lines += ["", *summary_lines(summaries)]
     notes = [f"{md_escape(s.mode)} {md_escape(s.metric)}: {md_escape(s.note)}" for s in summaries if s.note]
     if notes:
         lines += ["", "Where Heta's summary hides something: " + "; ".join(notes[:6]) + "."]
     builder.markdown("\n".join(lines))
     builder.code(f"import heta_nb\n\n{name} = heta_nb.load_report({source!r})\n{name}", report)
     builder.markdown(
-        "### Scores\nHeta's mean per mode and metric, with what it hides: n, errors, skipped "
-        "scores and a 95 % confidence interval."
+        "### Scores\nThe mean of the scored values per mode and metric (skipped scores left out), its n "
+        "and 95 % confidence interval, why a metric has no number (`status`, `reason`), errors and "
+        "evaluator errors; Heta's own mean (skipped scores counted as 0) is `heta_mean`."
     )
     builder.code(f"heta_nb.notebook.table_view({name}.summary_frame())", table_view(report.summary_frame()))
     numeric = [s.metric for s in summaries if s.kind != "text"]
@@ -216,22 +236,22 @@ def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) ->
     holm = comparison.correction == "holm"
     pct = f"{comparison.confidence * 100:g} %"
     lines = [
-        f"## Comparison of {len(comparison.systems)} systems",
+        f"## Comparison of {md_escape(comparison.description())}",
         "",
-        f"Baseline **{md_escape(comparison.baseline)}**; systems: "
-        + ", ".join(md_escape(name) for name in comparison.systems)
-        + f". Paired by case, {comparison.resamples:,} resamples, "
-        + ("Holm-corrected p-values" if holm else "uncorrected p-values")
-        + f", {pct} bootstrap CIs per test (not adjusted).",
+        f"Paired by case, {comparison.resamples:,} resamples; p-values: {md_escape(comparison.family_text)} "
+        f"(unadjusted p beside the adjusted one); {pct} bootstrap CIs per test (not adjusted).",
+        "",
+        *(f"- {md_escape(line)}" for line in comparison.headline()),
         "",
     ]
     decided = [r for r in rows if r["significant"]]
     for row in decided:
         lines.append(
-            f"- {md_escape(row['system'])} is {'better' if row['mean_diff'] > 0 else 'worse'} on "
-            f"{md_escape(row['metric'])}: {row['mean_diff']:+.3f} ({pct} CI {row['ci_low']:+.3f} to "
-            f"{row['ci_high']:+.3f}, {'adjusted ' if holm else ''}"
-            f"p={p_text(row['p_adjusted'], comparison.alpha)}, n={row['n']})"
+            f"- {md_escape(row['system'])} is {'better' if row['mean_diff'] > 0 else 'worse'} than "
+            f"{md_escape(row['baseline'])} on {md_escape(row['metric'])}: {row['mean_diff']:+.3f} ({pct} CI "
+            f"{row['ci_low']:+.3f} to {row['ci_high']:+.3f}, p={p_text(row['p_value'], comparison.alpha)}, "
+            f"{'adjusted ' if holm else ''}p={p_text(row['p_adjusted'], comparison.alpha)}, n={row['n']}; "
+            f"{md_escape(row['family'])})"
         )
     if not decided:
         lines.append(

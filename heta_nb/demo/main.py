@@ -116,8 +116,8 @@ def _print_summary(result: DemoResult, out: IO[str]) -> None:
                     "recipe": name,
                     "mode": item.mode,
                     "metric": item.metric,
-                    "mean": item.shown,  # of the scored values (n/a: NaN), as compare tests it
-                    "n": item.n_scored,
+                    "mean": item.shown,  # the one summary: of the scored values (n/a: NaN), as compare tests it
+                    "n": item.shown_n,
                 }
             )
     frame = pd.DataFrame(rows)
@@ -128,12 +128,18 @@ def _print_summary(result: DemoResult, out: IO[str]) -> None:
     with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120):
         print(table.to_string(na_rep="n/a"), file=out)
     if result.comparison is not None:
-        baseline = result.comparison.baseline
-        title = f"paired differences vs {baseline} (per case, 95 % bootstrap CI per test, Holm-adjusted p)"
+        comparison = result.comparison
+        title = (
+            f"paired differences vs {comparison.baseline}, mode by mode (per case, 95 % bootstrap CI per test; "
+            f"{comparison.family_text})"
+        )
         print(f"\n== {title}", file=out)
-        for line in result.comparison.headline():
+        for line in comparison.headline():
             print(f"  {line}", file=out)
-        for row in result.comparison.summary_rows():
+        for row in comparison.summary_rows():
+            if row["verdict"].startswith("n/a"):
+                print(f"  {row['system']:>32} {row['metric']:>18}: {row['verdict']}", file=out)
+                continue
             print(
                 f"  {row['system']:>32} {row['metric']:>18}: {row['mean_diff']:+.3f} "
                 f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  {row['verdict']}",

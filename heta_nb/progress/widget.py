@@ -194,10 +194,22 @@ class RunWidget:
                 if newer is state or not newer.finished:
                     return  # a newer running state comes with its own (throttled) flush
 
+    def _final_summaries(self, state: RunState) -> list[Any]:
+        """The finished run's report summaries (the numbers every view shows), or [] while it runs."""
+        if not state.finished or self._run is None:
+            return []
+        report = getattr(getattr(self._run(), "_engine", None), "report", None)
+        if report is None:
+            return []
+        try:
+            return list(report.metric_summaries())
+        except Exception:  # noqa: BLE001 - the widget keeps its running means
+            return []
+
     def _draw(self, state: RunState) -> None:
         from heta_nb.render import render_widget_parts
 
-        parts = render_widget_parts(state)
+        parts = render_widget_parts(state, self._final_summaries(state))
         total = max(1, state.total)
         bar_style = {"complete": "success", "cancelled": "danger", "failed": "danger"}.get(state.status, "info")
         with self.bar.hold_sync():

@@ -15,7 +15,7 @@ The parts: ``context/`` (one module per view), ``limits`` (:class:`RenderLimits`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.text import shorten
@@ -130,10 +130,11 @@ def render_check_html(result: Any) -> str:
     return _render("check.html.j2", ctx=check_context(result))
 
 
-def render_widget_parts(state: RunState) -> dict[str, str]:
-    """``{"title", "stats", "build", "means", "errors"}`` HTML strings for the live widget."""
+def render_widget_parts(state: RunState, summaries: Iterable[Any] = ()) -> dict[str, str]:
+    """``{"title", "stats", "build", "means", "errors"}`` HTML strings for the live widget
+    (its means from the final report's ``summaries`` once there are some)."""
     module = environment().get_template("widget.html.j2").module
-    context = widget_context(state)
+    context = widget_context(state, summaries)
     return {
         name: valid_text(str(getattr(module, name)(context))) for name in ("title", "stats", "build", "means", "errors")
     }

@@ -45,6 +45,8 @@ class ModeProgress:
     """Whether any response so far carried an answer (or its events did not say)."""
     with_results: bool = False
     """Whether any response so far returned a result (or its events did not say)."""
+    evaluator_errors: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Per metric, the scores so far whose evaluator raised (value ``"error"``): not in the means."""
 
     def mean(self, metric: str) -> float | None:
         """Running mean of ``metric`` with Heta's semantics: skipped scores count (None before any value)."""
@@ -157,6 +159,11 @@ class RunState:
         progress = self.per_mode.get(mode)
         return progress.mean_scored(metric) if progress else None
 
+    def evaluator_errors(self, mode: str, metric: str) -> int:
+        """Scores of ``metric`` in ``mode`` so far whose evaluator raised."""
+        progress = self.per_mode.get(mode)
+        return progress.evaluator_errors.get(metric, 0) if progress else 0
+
     def not_applicable(self, mode: str, metric: str) -> str:
         """Why ``mode`` cannot produce ``metric`` (so far), or ""; see :meth:`ModeProgress.not_applicable`."""
         progress = self.per_mode.get(mode)
@@ -189,8 +196,8 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
     errors = state.errors
     by_type: dict[str, int] | None = None
     last_errors = state.last_errors
-    # mode -> [done, errors, sums, counts, skipped sums, skipped counts, answered, with results],
-    # copied from the state on first use
+    # mode -> [done, errors, sums, counts, skipped sums, skipped counts, answered, with results,
+    # evaluator errors], copied from the state on first use
     running: dict[str, list[Any]] = {}
     earliest = t
     pairs: Iterable[tuple[str, float | None]]
@@ -234,6 +241,7 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
                 progress.skipped_counts,
                 progress.answered,
                 progress.with_results,
+                progress.evaluator_errors,
             ]
         figures[0] += 1
         if answered:
@@ -253,6 +261,8 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
                 counts[name] += 1
             else:
                 pairs = (*pairs, (name, numeric_value(value)))
+                if value == "error" and isinstance(score["metadata"].get("error"), Mapping):  # the evaluator raised
+                    _count_error(figures, name)
             # Heta's skipped scores are 0.0 or False: only a zero score is looked at (cheap)
             if not value and score["metadata"].get("skipped") is True:
                 skipped = (*skipped, (name, numeric_value(value)))
@@ -283,7 +293,8 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             earliest = case_t
     if not running:
         return state
-    for mode, (mode_done, mode_errors, sums, counts, skip_sums, skip_counts, answered, results) in running.items():
+    for mode, figures in running.items():
+        mode_done, mode_errors, sums, counts, skip_sums, skip_counts, answered, results, failed = figures
         progress = object.__new__(ModeProgress)
         progress.__dict__.update(
             done=mode_done,
@@ -294,6 +305,7 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
             skipped_counts=skip_counts if isinstance(skip_counts, MappingProxyType) else _frozen(skip_counts),
             answered=answered,
             with_results=results,
+            evaluator_errors=failed if isinstance(failed, MappingProxyType) else _frozen(failed),
         )
         per_mode[mode] = progress
     changes: dict[str, Any] = {
@@ -307,6 +319,13 @@ def _fold_cases(state: RunState, cases: Iterable[CaseFinished | CaseRecord], t: 
     if by_type is not None:
         changes.update(errors=errors, errors_by_type=_frozen(by_type), last_errors=last_errors)
     return _replace(state, **changes)
+
+
+def _count_error(figures: list[Any], name: str) -> None:
+    """Count one evaluator error of metric ``name`` in ``figures`` (the mapping copied on first change)."""
+    if not isinstance(figures[8], dict):
+        figures[8] = dict(figures[8])
+    figures[8][name] = figures[8].get(name, 0) + 1
 
 
 def _fold_skipped(figures: list[Any], skipped: Iterable[tuple[str, float | None]]) -> None:

@@ -11,6 +11,7 @@ from runner_support import SlowKB, exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb.progress.widget import RunWidget
+from heta_nb.render.context.widget import widget_context
 from heta_nb.render import render_widget_parts
 from heta_nb.runner.events import CaseFinished, RunFinished, RunWarning
 
@@ -73,6 +74,7 @@ def _widget_run(benchmark: Any, kb: Any, **kwargs: Any) -> tuple[RunWidget, Any]
         report = run.result(timeout=30)
     except Exception as exc:  # noqa: BLE001 - a failed run still has a report
         report = getattr(exc, "report", None)
+    widget.flush()  # heta_nb.start gives the widget its run before it starts; here it knows it only now
     return widget, report
 
 
@@ -200,10 +202,22 @@ def test_final_widget_matches_the_report(cases: int) -> None:
     assert state.status == "complete" and state.done == len(report.case_results) == 2 * cases
     assert widget.bar.bar_style == "success" and widget.cancel_button.description == "Complete"
     assert widget.bar.value == widget.bar.max  # a run of 0 cases is a full bar, not an empty one
-    assert _shown(widget) == render_widget_parts(state)
+    summaries = report.metric_summaries()
+    assert _shown(widget) == render_widget_parts(state, summaries)  # it ends on the report's one summary
     for key, value in report.score_summary.items():
         mode, metric = key.split(".", 1)
         assert state.mean(mode, metric) == pytest.approx(value)
+    cells = {(r["mode"], m): cell for r in widget_context(state, summaries)["rows"] for m, cell in
+             zip(state.metrics, r["means"])}  # fmt: skip
+    for s in summaries:
+        cell = cells[(s.mode, s.metric)]
+        if s.scored:
+            assert cell["value"] == s.shown and cell["status"] == "scored"
+        else:  # the poor mode returns no answers: n/a with the report's reason
+            assert cell["value"] is None and cell["na"] == f"{s.status}: {s.reason}"
+    if cases:
+        assert "the report's mean of the scored values" in widget.means.value
+        assert any(not s.scored for s in summaries) and ">n/a<" in widget.means.value
 
 
 @pytest.mark.hostile

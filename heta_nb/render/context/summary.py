@@ -11,6 +11,7 @@ import numpy as np
 
 from heta_nb._util.text import clip, clip_label, plural, shorten
 from heta_nb.model import EvaluationReport
+from heta_nb.model.summary import best_modes
 from heta_nb.render.context.formatting import clip_name, format_ms, percent
 from heta_nb.render.context.scan import ReportScan
 from heta_nb.render.env import format_count, format_number
@@ -89,6 +90,7 @@ def headline(
                 "parts": parts,
                 "more": max(0, len(numbers) - shown),
                 "na": [shorten(s.metric, 40) for s in found if not s.applicable],
+                "evaluator_errors": [f"{shorten(s.metric, 40)}: {s.error_text}" for s in found if s.evaluator_errors],
                 "errors": plural(errors, "error") + (f" ({percent(errors, cases)})" if errors else ""),
                 "has_errors": errors > 0,
                 "all_errored": cases > 0 and errors == cases,
@@ -105,6 +107,8 @@ def headline_text(line: dict[str, Any]) -> str:
     text = f"{line['mode']}: " + (", ".join(parts) if parts else "no scores")
     if line["na"]:
         text += f" · n/a: {', '.join(line['na'])}"
+    if line["evaluator_errors"]:
+        text += f" · {'; '.join(line['evaluator_errors'])}"
     return text + f" · {line['errors']}"
 
 
@@ -130,11 +134,7 @@ def summary_context(
     summaries = scan.summaries
     by_key = {(s.mode, s.metric): s for s in summaries}
     stored = report.score_summary
-    best: dict[str, float] = {}
-    for metric in metrics:
-        means = [s.shown for mode in modes if (s := by_key.get((mode, metric))) is not None and math.isfinite(s.shown)]
-        if len(means) >= 2 and max(means) > min(means):
-            best[metric] = max(means)
+    best = best_modes(s for s in summaries if s.mode in modes and s.metric in metrics)
     footnotes: dict[str, str] = {}
 
     def footnote(text: str) -> str:
@@ -157,9 +157,14 @@ def summary_context(
                 continue
             label = f"{shorten(metric, 40)} in {shorten(mode, 40)}"
             if s.kind == "text":
-                failed = s.evaluator_errors
-                title = f"{failed:,} evaluator error{'s' if failed != 1 else ''}, no mean" if failed else ""
-                cells.append({"text": True, "title": title or "text values, no mean"})
+                cells.append(
+                    {
+                        "text": True,
+                        "status": s.status,
+                        "errors_text": s.error_text,
+                        "title": f"{s.status}: {s.reason}" + (f"; {s.error_text}" if s.error_text else ""),
+                    }
+                )
                 continue
             note = s.note
             heta = stored.get(s.key)
@@ -168,15 +173,16 @@ def summary_context(
             elif not (heta == s.mean or (heta != heta and s.mean != s.mean)):
                 note = "; ".join(filter(None, [note, f"stored score_summary says {format_number(heta, 4)}"]))
             heta_text = f"Heta's score_summary: {format_number(s.mean if heta is None else heta, 4)}"
-            if not s.applicable:
+            if not s.scored:
                 cells.append(
                     {
                         "text": False,
                         "na": True,
-                        "mean": "n/a",
+                        "mean": s.status,
+                        "errors_text": s.error_text,
                         "best": False,
                         "note": footnote(note),
-                        "title": f"n/a: {s.not_applicable}; {heta_text} (skipped scores counted as 0)",
+                        "title": f"{s.status}: {s.reason}; {heta_text} (skipped scores counted as 0)",
                     }
                 )
                 continue
@@ -192,7 +198,8 @@ def summary_context(
                     "na": False,
                     "mean": format_number(s.shown),
                     "ci": ci,
-                    "n": format_count(s.n_scored),
+                    "n": format_count(s.shown_n),
+                    "errors_text": s.error_text,
                     "best": metric in best and s.shown == best[metric],
                     "note": footnote(note),
                     "spark": histogram(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.text import compact_duration, shorten
@@ -48,26 +49,43 @@ def _name(text: str) -> str:
     return shorten(text, NAME_CHARS)
 
 
-def _cell(state: RunState, mode: str, metric: str) -> dict[str, Any]:
-    """One running-mean cell: the mean of the scored values (the report's convention), or
-    "n/a" with its reason; Heta's mean (skipped scores as 0) for the hover text."""
+def _cell(state: RunState, mode: str, metric: str, final: dict[tuple[str, str], Any]) -> dict[str, Any]:
+    """One mean cell. While the run goes on: the running mean of the scored values (the
+    report's convention), or "n/a" with its reason, and the evaluator errors so far. Once
+    the report exists (``final``): its one summary, so the widget ends on the report's
+    numbers. Heta's mean (skipped scores as 0) for the hover text."""
+    summary = final.get((mode, metric))
+    if summary is not None:
+        errors = summary.evaluator_errors
+        if not summary.scored:
+            return {"value": None, "na": _message(f"{summary.status}: {summary.reason}"), "heta": None,
+                    "status": summary.status, "evaluator_errors": errors}  # fmt: skip
+        value, heta = summary.shown, summary.heta_mean
+        return {"value": value, "na": "", "heta": heta if heta != value else None, "status": "scored",
+                "evaluator_errors": errors}  # fmt: skip
+    errors = state.evaluator_errors(mode, metric)
     reason = state.not_applicable(mode, metric)
     if reason:
-        return {"value": None, "na": _message(reason), "heta": None}
+        return {"value": None, "na": _message(reason), "heta": None, "status": "n/a", "evaluator_errors": errors}
     value = state.mean_scored(mode, metric)
     heta = state.mean(mode, metric)
-    return {"value": value, "na": "", "heta": heta if heta != value else None}
+    status = "scored" if value is not None else ("errored" if errors else "")
+    return {"value": value, "na": "", "heta": heta if heta != value else None, "status": status,
+            "evaluator_errors": errors}  # fmt: skip
 
 
-def widget_context(state: RunState) -> dict[str, Any]:
+def widget_context(state: RunState, summaries: Iterable[Any] = ()) -> dict[str, Any]:
     """Plain data for the widget's templates (``widget.html.j2``).
 
     Args:
         state: the run's state.
+        summaries: the final report's :class:`~heta_nb.model.summary.MetricSummary` list,
+            once it exists: the means table then shows them (the one summary every view reads).
 
     Returns:
         Status, counts, rate, ETA, build steps, running means per mode and recent errors.
     """
+    final = {(s.mode, s.metric): s for s in summaries}
     rate = state.rate
     metrics = list(state.metrics)[:MAX_METRICS]
     rows = []
@@ -78,7 +96,7 @@ def widget_context(state: RunState) -> dict[str, Any]:
                 "mode": _name(mode),
                 "done": progress.done if progress else 0,
                 "errors": progress.errors if progress else 0,
-                "means": [_cell(state, mode, metric) for metric in metrics],
+                "means": [_cell(state, mode, metric, final) for metric in metrics],
             }
         )
     by_type = sorted(state.errors_by_type.items(), key=lambda item: (-item[1], item[0]))[:MAX_ERROR_TYPES]
@@ -109,6 +127,7 @@ def widget_context(state: RunState) -> dict[str, Any]:
         ],
         "build_status": state.build_status,
         "metrics": [_name(m) for m in metrics],
+        "final": bool(final),
         "metrics_more": max(0, len(state.metrics) - MAX_METRICS),
         "rows": rows if any(r["done"] for r in rows) else [],
         "by_type": [(_name(name), count) for name, count in by_type],
