@@ -237,12 +237,25 @@ report = heta_nb.evaluate(benchmark, kb=keyword_search, knowledge_base_name="key
 report.summary_frame()[["query_mode", "metric", "mean", "n", "ci_low", "ci_high"]]"""),
     ("md", """## A custom evaluator
 
-A function `(case, response)` returning a number, a bool or a string; its name is the score name."""),
+A function `(case, response)` (sync or async) returning a number, a bool or a string; its name is the
+score name. An object with a `name` and an `evaluate(*, case, response)` method works too.
+
+`response` has the same shape whatever your KB returned: here it is heta_nb's `QueryResponse`, built
+from the list of dicts `keyword_search` returns (the response the report records), so
+`response.results` (each with `id`, `text`, `score`, `source`, `metadata`), `response.answer` (None
+here: this KB does not answer), `response.citations` and `response.metadata` are always there. For a
+Heta `KnowledgeBase` it is Heta's own `QueryResponse`, exactly what Heta's evaluators get in Heta's runner.
+
+To see the very object your KB returned, add a parameter named `raw` (`f(case, response, raw)`, or a
+keyword `raw`): here, the list of dicts itself."""),
     ("code", """def distinct_documents(case, response):
     return len({r.source.get("document_id") for r in response.results})
 
+def top_overlap(case, response, raw):  # raw: keyword_search's own list of dicts
+    return raw[0]["score"] if raw else 0
+
 report = heta_nb.evaluate(benchmark, kb=keyword_search, knowledge_base_name="keyword search",
-                          query_modes=["keywords"], evaluators=["recall@5", distinct_documents],
+                          query_modes=["keywords"], evaluators=["recall@5", distinct_documents, top_overlap],
                           store=None, progress=False)
 report.summary_frame()[["metric", "mean", "n"]]"""),
     ("md", """## A BEIR-format folder

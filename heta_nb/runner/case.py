@@ -14,6 +14,7 @@ from typing import Any
 
 from heta_nb._util.text import describe_error, shorten
 from heta_nb.evaluators import KEYWORDS, NATIVE, PreparedEvaluator, score_data
+from heta_nb.evaluators.adapters import evaluator_response
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.deadlines import SUPPORTED, Deadlines
 from heta_nb.runner.kb import ExitRaised, InvalidResponseError, normalize_response_data
@@ -161,6 +162,7 @@ class CaseRunner:
         failed_evaluators: list[str] | None = None
         if response is not None:
             evaluator_timeout = self._evaluator_timeout
+            given: Any = None  # what the other evaluators get: made once, by the first that needs it
             for evaluator in self.evaluators:
                 failed = False
                 try:
@@ -168,10 +170,14 @@ class CaseRunner:
                     if convention is NATIVE:  # a built-in: its score's JSON object, as it is
                         data = evaluator.fn(case, response)
                     else:
-                        if convention is KEYWORDS:
-                            outcome = evaluator.fn(case=case, response=raw)
+                        if given is None:  # Heta's QueryResponse as returned, else heta_nb's of `response`
+                            given = evaluator_response(raw, response)
+                        if evaluator.raw_as is not None:  # it also takes what the KB returned
+                            outcome = evaluator.invoke(case, given, raw)
+                        elif convention is KEYWORDS:
+                            outcome = evaluator.fn(case=case, response=given)
                         else:
-                            outcome = evaluator.fn(case, raw)
+                            outcome = evaluator.fn(case, given)
                         if evaluator.is_async or inspect.isawaitable(outcome):
                             if evaluator_timeout is not None:
                                 due[task] = perf_counter() + evaluator_timeout

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import math
+import re
 import shutil
 import time
 from pathlib import Path
@@ -94,6 +96,14 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     if path.name == "03-your-own-kb.ipynb":
         texts = "\n".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
         assert "True)" in texts and "'complete'" in texts
+        # "A custom evaluator": real means (a function KB's list of dicts reaches it as a QueryResponse)
+        (custom,) = [c for c in notebook.cells if c.cell_type == "code" and "def distinct_documents" in c.source]
+        table = "\n".join(o.get("data", {}).get("text/html", "") for o in custom.outputs)
+        for metric in ("distinct_documents", "top_overlap"):
+            row = re.search(rf"<td>{metric}</td>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>", table)
+            assert row is not None, (metric, table)
+            mean, n = float(row[1]), int(row[2])
+            assert math.isfinite(mean) and mean >= 1 and n > 0, (metric, row[0])
     if path.name == "04-scale-out.ipynb":
         assert 'data-testid="heta-sweep"' in html and 'data-testid="heta-leaderboard"' in html
         assert html.count('data-phase="done"') == 6 and html.count('data-phase="reused"') == 6
