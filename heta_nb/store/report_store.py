@@ -383,7 +383,9 @@ class ReportStore:
 
         Columns: kb, report_id, knowledge_base_name, benchmark, benchmark_version,
         split, task_type, modes, cases, errors, status, started_at, finished_at,
-        duration_s, size_bytes, key, then one column per ``score_summary`` key.
+        duration_s, size_bytes, key, then per ``"mode.metric"`` the headline mean (the mean of
+        the scored values, as every view shows it; NaN where there is no number) and, prefixed
+        ``heta_mean:``, Heta's ``score_summary`` value.
 
         Reports that cannot be read are left out; ``frame.attrs["problems"]`` lists
         them (``{"key": ..., "error": ...}`` each), and with the default

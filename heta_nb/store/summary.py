@@ -42,6 +42,10 @@ class ReportSummary:
     """``complete`` unless heta_nb recorded otherwise (``cancelled``, ``failed``...)."""
     size_bytes: int
     score_summary: Mapping[str, float] = field(default_factory=dict)
+    """Heta's means (``score_summary``: skipped scores averaged in as 0)."""
+    means: Mapping[str, float | None] = field(default_factory=dict)
+    """Per ``"mode.metric"``, the headline mean every view shows first (the report's one
+    summary: the mean of the scored values), None where there is no number (n/a...)."""
 
     @classmethod
     def of(cls, report: EvaluationReport, *, key: str, size_bytes: int) -> ReportSummary:
@@ -67,6 +71,7 @@ class ReportSummary:
             status=status if isinstance(status, str) else "complete",
             size_bytes=size_bytes,
             score_summary=dict(report.score_summary),
+            means={s.key: (s.shown if s.scored else None) for s in report.metric_summaries()},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -74,16 +79,22 @@ class ReportSummary:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["query_modes"] = list(self.query_modes)
         data["score_summary"] = dict(self.score_summary)
+        data["means"] = {k: (v if v is None or v == v else None) for k, v in self.means.items()}  # NaN: none
         return {"format": SUMMARY_FORMAT, **data}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReportSummary:
-        """Inverse of :meth:`to_json`; raises ``KeyError``/``TypeError`` when malformed."""
+        """Inverse of :meth:`to_json`; raises ``KeyError``/``TypeError`` when malformed (a sidecar
+        written before ``means`` existed is not used: its report is read instead)."""
         if data.get("format") != SUMMARY_FORMAT:
             raise KeyError("format")
         values = {name: data[name] for name in _FIELDS}
         values["query_modes"] = tuple(values["query_modes"])
-        if not isinstance(values["score_summary"], dict) or not isinstance(values["size_bytes"], int):
+        if (
+            not isinstance(values["score_summary"], dict)
+            or not isinstance(values["means"], dict)
+            or not isinstance(values["size_bytes"], int)
+        ):
             raise TypeError("malformed summary")
         summary = object.__new__(cls)  # the frozen dataclass's __init__ (17 setattr calls), at once
         summary.__dict__.update(values)

@@ -54,6 +54,8 @@ class ListedReport(Protocol):
     def size_bytes(self) -> int: ...
     @property
     def score_summary(self) -> Mapping[str, float]: ...
+    @property
+    def means(self) -> Mapping[str, float | None]: ...
 
 
 LISTING_COLUMNS = (
@@ -83,12 +85,16 @@ def summaries_frame(summaries: Sequence[ListedReport]) -> pd.DataFrame:
         summaries: one row each, e.g. :class:`heta_nb.store.ReportSummary` objects.
 
     Returns:
-        Columns :data:`LISTING_COLUMNS`, then one per ``score_summary`` key (sorted; NaN where a report lacks it).
+        Columns :data:`LISTING_COLUMNS`, then per ``"mode.metric"`` key (sorted) the headline
+        mean every view shows first (the mean of the scored values; NaN where the report has
+        no number for it: n/a, or no such metric), then the same keys prefixed ``heta_mean:``
+        with Heta's own ``score_summary`` value (skipped scores averaged in as 0).
     """
 
     metric_keys: dict[str, None] = {}
     for summary in summaries:
         metric_keys.update(dict.fromkeys(summary.score_summary))
+        metric_keys.update(dict.fromkeys(summary.means))
     rows = []
     for s in summaries:
         row: dict[str, Any] = {
@@ -110,6 +116,10 @@ def summaries_frame(summaries: Sequence[ListedReport]) -> pd.DataFrame:
             "key": s.key,
         }
         for key in metric_keys:
-            row[key] = s.score_summary.get(key, math.nan)
+            value = s.means.get(key)
+            row[key] = math.nan if value is None else value
+        for key in metric_keys:
+            row[f"heta_mean:{key}"] = s.score_summary.get(key, math.nan)
         rows.append(row)
-    return frame_of(rows, columns=[*LISTING_COLUMNS, *sorted(metric_keys)])
+    keys = sorted(metric_keys)
+    return frame_of(rows, columns=[*LISTING_COLUMNS, *keys, *(f"heta_mean:{k}" for k in keys)])
