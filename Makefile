@@ -20,6 +20,7 @@ $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 # The optional integrations are tested here; tests/other-pythons.sh runs without them.
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(PIP) install -q -e '.[heta,test,dask,mlflow,parquet]'
+	VENV=$(VENV) bash tests/fetch-junit-xsd.sh
 	touch $@ $(VENV)/.installed-demo
 
 demo: $(VENV)/.installed-demo

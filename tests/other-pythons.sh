@@ -29,6 +29,7 @@ for version in "$@"; do
     "$interpreter" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --upgrade pip
     "$venv/bin/python" -m pip install -q -e '.[heta,test]'
+    VENV="$venv" bash tests/fetch-junit-xsd.sh
     touch "$stamp"
   fi
   echo "== Python $version ($("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])'))"
