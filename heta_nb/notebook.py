@@ -75,14 +75,25 @@ class TableView:
         self.frame = frame
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        formatters = {
+            name: _p_format for name in self.frame.columns if str(name) in ("p_value", "p_adjusted", "p", "p_adj")
+        }
         return {
-            "text/html": self.frame.to_html(float_format=_float_format, na_rep="—", border=0),
-            "text/plain": self.frame.to_string(float_format=_float_format, na_rep="—"),
+            "text/html": self.frame.to_html(float_format=_float_format, formatters=formatters, na_rep="—", border=0),
+            "text/plain": self.frame.to_string(float_format=_float_format, formatters=formatters, na_rep="—"),
         }
 
 
 def _float_format(value: float) -> str:
-    return f"{value:.4f}"
+    """Three decimals, as every other view shows a number."""
+    return f"{value:.3f}"
+
+
+def _p_format(value: Any) -> str:
+    """A p-value as every view shows it (never rounded to 0: ``<0.001``), ``—`` when there is none."""
+    from heta_nb.stats.format import p_text
+
+    return p_text(float(value), 0.05) if isinstance(value, float) and math.isfinite(value) else "—"
 
 
 def table_view(frame: Any) -> TableView:
@@ -238,8 +249,13 @@ def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) ->
     lines = [
         f"## Comparison of {md_escape(comparison.description())}",
         "",
-        f"Paired by case, {comparison.resamples:,} resamples; p-values: {md_escape(comparison.family_text)} "
-        f"(unadjusted p beside the adjusted one); {pct} bootstrap CIs per test (not adjusted).",
+        f"Paired by case, {comparison.resamples:,} resamples; "
+        + (
+            f"p-values: {md_escape(comparison.family_text)} (unadjusted p beside the adjusted one)"
+            if holm
+            else f"uncorrected p-values ({md_escape(comparison.family_text)})"
+        )
+        + f"; {pct} bootstrap CIs per test (not adjusted).",
         "",
         *(f"- {md_escape(line)}" for line in comparison.headline()),
         "",
@@ -249,9 +265,9 @@ def _comparison_cells(builder: _Builder, comparison: Any, sources: list[str]) ->
         lines.append(
             f"- {md_escape(row['system'])} is {'better' if row['mean_diff'] > 0 else 'worse'} than "
             f"{md_escape(row['baseline'])} on {md_escape(row['metric'])}: {row['mean_diff']:+.3f} ({pct} CI "
-            f"{row['ci_low']:+.3f} to {row['ci_high']:+.3f}, p={p_text(row['p_value'], comparison.alpha)}, "
-            f"{'adjusted ' if holm else ''}p={p_text(row['p_adjusted'], comparison.alpha)}, n={row['n']}; "
-            f"{md_escape(row['family'])})"
+            f"{row['ci_low']:+.3f} to {row['ci_high']:+.3f}, p={p_text(row['p_value'], comparison.alpha)}"
+            + (f", adjusted p={p_text(row['p_adjusted'], comparison.alpha)}" if holm else "")
+            + f", n={row['n']}; {md_escape(row['family'])})"
         )
     if not decided:
         lines.append(

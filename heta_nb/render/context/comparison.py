@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.text import shorten
 from heta_nb.comparison.headline import verdict_lines
-from heta_nb.stats.format import p_digits
+from heta_nb.stats.format import p_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.comparison import Comparison
@@ -65,8 +65,8 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                 "metric": shorten(row["metric"], NAME_CHARS),
                 "diff": _signed(diff),
                 "ci": f"[{_signed(lo)}, {_signed(hi)}]" if finite else "—",
-                "p": "—" if not math.isfinite(row["p_adjusted"]) else p_digits(row["p_adjusted"], alpha, 3, "g"),
-                "p_raw": "—" if not math.isfinite(row["p_value"]) else p_digits(row["p_value"], alpha, 3, "g"),
+                "p": "—" if not math.isfinite(row["p_adjusted"]) else p_text(row["p_adjusted"], alpha),
+                "p_raw": "—" if not math.isfinite(row["p_value"]) else p_text(row["p_value"], alpha),
                 "direction": direction,
                 "bar": {
                     "lo": round(60 + 56 * lo / scale, 2),
