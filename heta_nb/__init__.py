@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "load_report": "heta_nb.store.locate",  # heta_nb.model.load_report, plus STORE:KB/REPORT_ID
     "ReportStore": "heta_nb.store",
     "ReportFormatError": "heta_nb.errors",
+    "HetaRunWarning": "heta_nb.runner.events",
     "Benchmark": "heta_nb.benchmark",
     "load_benchmark": "heta_nb.benchmark.load",
     "evaluate": "heta_nb.api",
@@ -64,6 +65,7 @@ __all__ = [
     "EvaluationRun",
     "EvaluationScore",
     "Explorer",
+    "HetaRunWarning",
     "Leaderboard",
     "QueryCitation",
     "QueryResponse",
@@ -111,6 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover
         QueryTraceEvent,
     )
     from heta_nb.notebook import sections, to_notebook
+    from heta_nb.runner.events import HetaRunWarning
     from heta_nb.runner.handle import EvaluationRun
     from heta_nb.runner.merge import merge_reports
     from heta_nb.store import ReportStore

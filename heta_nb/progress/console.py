@@ -1,7 +1,9 @@
 """Progress in a terminal: one line, rewritten at most every ``min_interval`` seconds.
 
 Used automatically outside notebooks (quiet with ``progress=False``). It folds the
-runner's events with the same pure reducer as the notebook widget.
+runner's events with the same pure reducer as the notebook widget. It does not print the
+run's warnings: the :mod:`warnings` module does (:class:`~heta_nb.runner.events.HetaRunWarning`),
+whatever the display.
 """
 
 from __future__ import annotations
@@ -91,7 +93,10 @@ class ConsoleProgress:
                     + (f", {self.state.resumed:,} resumed" if self.state.resumed else "")
                 )
             elif isinstance(event, RunWarning):
-                self._print(f"heta_nb: warning: {event.message}")
+                # printed by the warnings module (a HetaRunWarning, just after this event), not here:
+                # end the progress line for it, and redraw with the next event
+                self._end_line()
+                return
             elif isinstance(event, BuildStep) and not self._tty and event.status == "running":
                 steps = len(self.state.build_steps)
                 self._print(f"heta_nb: building step {event.index + 1}/{steps}: {event.name}")

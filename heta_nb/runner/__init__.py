@@ -5,7 +5,7 @@ from __future__ import annotations
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.engine import Engine
 from heta_nb.runner.errors import RunError, RunFailedError
-from heta_nb.runner.events import Event, event_from_dict
+from heta_nb.runner.events import Event, HetaRunWarning, event_from_dict
 from heta_nb.runner.handle import EvaluationRun
 from heta_nb.runner.kb import InvalidResponseError, KnowledgeBaseAdapter, normalize_response
 from heta_nb.runner.merge import merge_reports
@@ -16,6 +16,7 @@ __all__ = [
     "Engine",
     "EvaluationRun",
     "Event",
+    "HetaRunWarning",
     "InvalidResponseError",
     "KnowledgeBaseAdapter",
     "RunConfig",

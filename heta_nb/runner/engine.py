@@ -46,6 +46,7 @@ from heta_nb.runner.events import (
     RunStatus,
     RunWarning,
     UnitStarted,
+    announce_warning,
 )
 from heta_nb.runner.interrupts import InterruptWatch
 from heta_nb.runner.plan import CaseTask, ResultKey, RunPlan, RunTarget, make_plan
@@ -123,15 +124,18 @@ class Engine:
         self._emit_to(event)
 
     def _builder_event(self, event: Event) -> None:
-        """An event of the recipe builder: its warnings are kept in the report, as the runner's are."""
+        """An event of the recipe builder: its warnings are the runner's (see :meth:`warn`)."""
         if isinstance(event, RunWarning):
-            self._warnings.append(event.message)
-        self.emit(event)
+            self.warn(event.code, event.message, t=event.t)
+        else:
+            self.emit(event)
 
-    def warn(self, code: str, message: str) -> None:
-        """Record and emit a warning."""
+    def warn(self, code: str, message: str, *, t: float | None = None) -> None:
+        """Keep a warning for the report, emit it, then log and issue it (displays first: a progress line ends)."""
         self._warnings.append(message)
-        self.emit(RunWarning(code=code, message=message, t=self.now()))
+        event = RunWarning(code=code, message=message, t=self.now() if t is None else t)
+        self.emit(event)
+        announce_warning(event)
 
     # -- cancellation ------------------------------------------------------------------
     def cancel(self) -> None:

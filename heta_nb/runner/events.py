@@ -2,17 +2,21 @@
 
 ``to_dict``/``event_from_dict`` turn events into JSON lines (so any run can be recorded
 and replayed); finished cases arrive in batches of at most 32 (:class:`CasesFinished`).
+Each :class:`RunWarning` of a run also goes to :mod:`warnings` and :mod:`logging`
+(:func:`announce_warning`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from heta_nb._util.text import describe_error
+from heta_nb._util.text import describe_error, one_line
 from heta_nb.model.report import EvaluationCaseResult
 from heta_nb.model.summary import numeric_value
 
@@ -24,11 +28,13 @@ __all__ = [
     "CaseRecord",
     "CasesFinished",
     "Event",
+    "HetaRunWarning",
     "RunFinished",
     "RunStarted",
     "RunStatus",
     "RunWarning",
     "UnitStarted",
+    "announce_warning",
     "case_finished",
     "event_from_dict",
     "subscriber_guard",
@@ -36,6 +42,21 @@ __all__ = [
 ]
 
 RunStatus = Literal["pending", "running", "complete", "cancelled", "failed"]
+
+logger = logging.getLogger("heta_nb.runner")
+"""Where run warnings are logged (level WARNING)."""
+if not any(isinstance(h, logging.NullHandler) for h in logging.getLogger("heta_nb").handlers):
+    # the library's loggers print nothing unless the application configures logging (here, not in
+    # heta_nb/__init__.py: ``import heta_nb`` stays light, and only the runner logs)
+    logging.getLogger("heta_nb").addHandler(logging.NullHandler())
+
+
+class HetaRunWarning(UserWarning):
+    """A warning an evaluation run gave: something to know before trusting its numbers.
+
+    The text is a :class:`RunWarning` event's message, also kept in the report's
+    ``metadata.heta_nb.warnings`` and logged by the ``heta_nb.runner`` logger.
+    """
 
 
 @dataclass(frozen=True)
@@ -243,6 +264,22 @@ class RunFinished:
     error: str | None = None
     t: float = 0.0
     kind: Literal["run_finished"] = "run_finished"
+
+
+def announce_warning(event: RunWarning) -> None:
+    """Log a run's warning (``heta_nb.runner``, WARNING) and issue it as a :class:`HetaRunWarning`.
+
+    The warning is issued as from ``heta_nb:0`` without a registry: it prints as one line
+    with no source line, and each run shows its warnings (none is suppressed as already shown
+    by an earlier run). It never raises: an ``"error"`` filter (or a ``showwarning`` or log
+    handler that fails) cannot stop a run midway and lose its cases; the warning is still
+    kept in the report, listed by the widget and, unless that failed, logged.
+    """
+    message = one_line(event.message)
+    with contextlib.suppress(Exception):  # a warning must never stop the run (see the docstring)
+        logger.warning(message, extra={"heta_nb_warning_code": event.code})
+    with contextlib.suppress(Exception):
+        warnings.warn_explicit(message, HetaRunWarning, filename="heta_nb", lineno=0, module="heta_nb.runner")
 
 
 Event = (
