@@ -171,16 +171,12 @@ def summary_lines(summaries: Sequence[Any]) -> list[str]:
         rows = [s for s in summaries if s.metric == metric]
         scored = [s for s in rows if s.scored]
         parts = []
-        if metric in best:
-            leaders = [s for s in scored if s.shown == best[metric]]
-            top = leaders[0]
+        leaders = [s for s in scored if metric in best and s.shown == best[metric]]
+        for top in leaders:
             low, high = top.shown_ci
             ci = f", 95 % CI {low:.3f}–{high:.3f}" if math.isfinite(low) and math.isfinite(high) else ""
-            parts.append(
-                f"best in {', '.join(md_escape(s.mode) for s in leaders)} ({top.value_text()}{ci}, n={top.shown_n:,})"
-            )
-        else:
-            parts.extend(f"{s.value_text()} in {md_escape(s.mode)} (n={s.shown_n:,})" for s in scored)
+            parts.append(f"best in {md_escape(top.mode)} ({top.value_text()}{ci}, n={top.shown_n:,})")
+        parts.extend(f"{s.value_text()} in {md_escape(s.mode)} (n={s.shown_n:,})" for s in scored if s not in leaders)
         parts.extend(f"{s.status} in {md_escape(s.mode)} ({md_escape(s.reason)})" for s in rows if not s.scored)
         parts.extend(f"{s.error_text} in {md_escape(s.mode)}" for s in rows if s.evaluator_errors and s.scored)
         lines.append(f"- {md_escape(metric)}: " + "; ".join(parts))

@@ -10,6 +10,7 @@ import numpy as np
 
 from heta_nb.comparison.overlap import MetricOverlap, Overlap, SystemOverlap
 from heta_nb.comparison.systems import System
+from heta_nb.model.collect import ERROR
 from heta_nb.model.report import EvaluationReport
 
 __all__ = ["Aligned", "align_scores"]
@@ -18,7 +19,7 @@ __all__ = ["Aligned", "align_scores"]
 class _Slot:
     """What one system (a report's mode) contributes: its results, first of each case."""
 
-    __slots__ = ("case_codes", "case_ids", "duplicates", "errors", "queries", "scores", "unit_codes", "units")
+    __slots__ = ("case_codes", "case_ids", "duplicates", "errors", "failed", "queries", "scores", "unit_codes", "units")
 
     def __init__(self) -> None:
         self.case_codes = np.zeros(0, dtype=np.intp)  # codes into the report's columns.case_ids
@@ -30,6 +31,7 @@ class _Slot:
         # metric -> (positions in keys, numeric values, skipped flags); first-seen order
         self.scores: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.duplicates = 0
+        self.failed: set[str] = set()  # metrics with no numeric score and evaluator errors only
 
 
 def _collect(report: EvaluationReport, mode: str) -> _Slot:
@@ -65,6 +67,8 @@ def _collect(report: EvaluationReport, mode: str) -> _Slot:
         entries = np.flatnonzero(here)
         firsts.append((int(column.rows[entries[0]]), int(column.positions[entries[0]]), name))
         numeric = entries[column.numeric[entries]]
+        if not numeric.size and bool(np.all(column.kinds[entries] == ERROR)):
+            slot.failed.add(name)
         slot.scores[name] = (where[numeric], column.values[numeric], column.skipped[numeric])
     slot.scores = {name: slot.scores[name] for _, _, name in sorted(firsts)}
     return slot
@@ -271,7 +275,13 @@ def _choose_metrics(
         if metric in chosen:
             continue
         having = [systems[k].name for k in scoring if metric in numeric[k]]
-        if having:
+        failing = [systems[k].name for k, slot in enumerate(slots) if metric in slot.failed]
+        if failing:
+            found.append(
+                f"metric {metric!r} is not compared: its scores are evaluator errors in {failing}"
+                + (f" (numbers only in {having})" if having else "")
+            )
+        elif having:
             found.append(f"metric {metric!r} has numeric scores only in {having}; it is not compared")
         else:
             notes.append(f"metric {metric!r} has no numeric scores (text values only); it is not compared")

@@ -134,7 +134,7 @@ def overlap_warnings(overlap: Overlap) -> list[str]:
     if failing:
         listed = ", ".join(f"{s.name!r} {s.errors} of {s.cases}" for s in failing)
         out.append(
-            f"errored cases are left out for every system (errors: {listed}); "
+            f"errored cases are left out of every pair they belong to (errors: {listed}); "
             "if errors hit hard cases, the comparison flatters the failing system"
         )
     for metric in overlap.aligned:
@@ -143,7 +143,7 @@ def overlap_warnings(overlap: Overlap) -> list[str]:
             listed = ", ".join(f"{s.name!r} {s.metrics[metric].unscored} of {s.cases - s.errors}" for s in lacking)
             out.append(
                 f"answered cases without a numeric {metric!r} score (an evaluator error, text, NaN, infinity "
-                f"or no score) are left out for every system ({listed}); if they are hard cases, "
+                f"or no score) are left out of every pair they belong to ({listed}); if they are hard cases, "
                 "the comparison flatters that system"
             )
     for s in systems:

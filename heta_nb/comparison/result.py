@@ -152,7 +152,8 @@ class Comparison(RichDisplay):
             others = [r for r in reports if r not in base_reports]
             modes = list(dict.fromkeys(s.mode for s in self.system_info))
             return f"{', '.join(others)} vs baseline {self.baseline!r}, mode by mode ({', '.join(modes)}; {benchmarks})"
-        shown = ", ".join(self.candidates[:6]) + (f" and {len(self.candidates) - 6} more" if len(self.candidates) > 6 else "")
+        more = len(self.candidates) - 6
+        shown = ", ".join(self.candidates[:6]) + (f" and {more} more" if more > 0 else "")
         return f"{shown} vs baseline {self.baseline!r} ({benchmarks})"
 
     @property

@@ -17,9 +17,9 @@ def _num(value: float, *, sign: bool = False) -> str:
 
 
 def comparison_text(comparison: Any) -> str:
-    """The :class:`~heta_nb.comparison.Comparison`'s ``repr`` (what ``heta-nb compare`` prints): verdict lines first, then a
-    header naming the multiplicity family, a table with the unadjusted and adjusted p-values,
-    the families when there are several, warnings and notes."""
+    """The :class:`~heta_nb.comparison.Comparison`'s ``repr`` (what ``heta-nb compare`` prints):
+    verdict lines first, then a header naming the multiplicity family, a table with the
+    unadjusted and adjusted p-values, the families when there are several, warnings and notes."""
     c = comparison
     pct = f"{c.confidence * 100:g}%"
     head = f"Comparison of {c.description()}; {c.family_text}"

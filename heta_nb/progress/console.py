@@ -22,9 +22,9 @@ __all__ = ["ConsoleProgress", "format_state_line"]
 
 
 def format_state_line(state: RunState) -> str:
-    """One status line: done/total, percent, rate, ETA, errors, and the first metric's running
-    mean of the scored values per mode (the report's convention; "n/a" where a mode cannot
-    produce it)."""
+    """One status line: done/total, percent, rate, ETA, errors, evaluator errors (scores whose
+    evaluator raised, when there are some), and the first metric's running mean of the scored
+    values per mode (the report's convention; "n/a" where a mode cannot produce it)."""
     percent = 100 * state.fraction
     rate = state.rate
     parts = [
@@ -36,6 +36,9 @@ def format_state_line(state: RunState) -> str:
     if state.build_status == "running":
         running = [name for name, status in state.build_steps if status == "running"]
         parts.insert(0, f"building {running[0] if running else '...'}")
+    failed = sum(sum(p.evaluator_errors.values()) for p in state.per_mode.values())
+    if failed:
+        parts.append(f"evaluator errors {failed}")
     if state.modes and state.metrics:
         metric = state.metrics[0]
         means = []

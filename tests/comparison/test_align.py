@@ -250,7 +250,7 @@ def test_text_nan_and_duplicate_scores_are_counted_not_compared() -> None:
         c = compare(first, EvaluationReport.from_raw(second), resamples=500)
     messages = [str(w.message) for w in caught]
     assert any("repeated result" in m for m in messages)
-    assert any("left out for every system ('b' 3 of 20)" in m for m in messages)
+    assert any("left out of every pair they belong to ('b' 3 of 20)" in m for m in messages)
     sb = c.overlap.systems[1]
     assert sb.metrics["m1"].unscored == 3 and sb.duplicates == 1 and sb.cases == 20
     assert c.overlap.aligned["m1"] == 17 and math.isfinite(c.test("b", "m1").p_value)
