@@ -63,7 +63,7 @@ def headline(data: Mapping[str, Any]) -> str:
         for v, label in (
             ("improvement", "improved"),
             ("within tolerance", "dropped within tolerance"),
-            ("unverified drop", "unverified drop allowed"),
+            ("unverified drop", "unverified drop(s) allowed"),
             ("no detectable change", "no detectable change"),
             ("n/a", "n/a (not tested)"),
         )
