@@ -82,7 +82,10 @@ def _agree(name: str, got: dict[tuple[str, str], Tested], want: dict[tuple[str, 
             assert value == tested[field], f"{name} {key} {field}: {value!r} != {tested[field]!r}"
 
 
-_CELLS = r"(?P<n>\d+)\s+\S+\s+(?P<new>\S+(?: \([\d,]+ evaluator errors\))?)\s+\S+\s+(?:\[[^\]]*\]|n/a)\s+(?P<p>\S+)\s+(?P<p_adj>\S+)\s+(?P<verdict>.+)$"
+_CELLS = (
+    r"(?P<n>\d+)\s+\S+\s+(?P<new>\S+(?: \([\d,]+ evaluator errors\))?)\s+\S+\s+(?:\[[^\]]*\]|n/a)"
+    r"\s+(?P<p>\S+)\s+(?P<p_adj>\S+)\s+(?P<verdict>.+)$"
+)
 """After a row's first two columns: n, baseline, new (with its evaluator errors), diff, CI, p, p_adj, verdict."""
 
 
@@ -100,7 +103,7 @@ def _compare_text(text: str) -> dict[tuple[str, str], Tested]:
         verdict = row["verdict"]
         found[(mode, metric)] = {"p": row["p"], "p_adj": row["p_adj"], "verdict": _kind(verdict)}
     families = dict(re.findall(r"^  - (\S+): (Holm over .*)$", text, re.M))
-    for (mode, metric), tested in found.items():
+    for (mode, _metric), tested in found.items():
         family = next((f for s, f in families.items() if s.endswith(f"/{mode}")), "")
         if tested["verdict"] != "n/a":
             tested["family"] = _family(family)
@@ -222,9 +225,7 @@ def test_check_in_every_format(truth_report: Any, worse_report: Any, want: Any) 
     _agree("check junit", parsed, want)
 
 
-def test_the_leaderboard_tests_the_same_pair(
-    truth_report: Any, worse_report: Any, want: Any, tmp_path: Path
-) -> None:
+def test_the_leaderboard_tests_the_same_pair(truth_report: Any, worse_report: Any, want: Any, tmp_path: Path) -> None:
     board = heta_nb.Leaderboard.from_reports([truth_report, worse_report], baseline="truth kb")
     frame = board.frame()
     rows = frame[frame["recipe"] == "worse kb"]
@@ -245,8 +246,11 @@ def test_the_leaderboard_tests_the_same_pair(
     again = again[again["recipe"] == "worse kb"]
     _agree(
         "leaderboard csv",
-        {(r["mode"], r["metric"]): {"p": _p(r["p_value"]), "p_adj": _p(r["p_adjusted"])}
-         for r in again.to_dict("records") if r["status"] != "errored"},  # fmt: skip
+        {
+            (r["mode"], r["metric"]): {"p": _p(r["p_value"]), "p_adj": _p(r["p_adjusted"])}
+            for r in again.to_dict("records")
+            if r["status"] != "errored"
+        },  # fmt: skip
         want,
     )
 

@@ -11,8 +11,8 @@ from runner_support import SlowKB, exact_kb, toy_benchmark
 
 import heta_nb
 from heta_nb.progress.widget import RunWidget
-from heta_nb.render.context.widget import widget_context
 from heta_nb.render import render_widget_parts
+from heta_nb.render.context.widget import widget_context
 from heta_nb.runner.events import CaseFinished, RunFinished, RunWarning
 
 
