@@ -145,9 +145,9 @@ def pair_reports(
     numeric = {"new": _numeric_metrics(new), "baseline": _numeric_metrics(baseline)}
     errored = _mostly_errors(new, baseline)
     for side in numeric:  # a mostly-errored metric is a row of its own, numeric or not
-        for mode, names in errored.items():
+        for mode, failing in errored.items():
             if mode in numeric[side]:
-                numeric[side][mode] = [m for m in numeric[side][mode] if m not in names]
+                numeric[side][mode] = [m for m in numeric[side][mode] if m not in failing]
     wanted = _as_list(metrics)
     per_mode: dict[str, list[str]] = {}
     broken: list[str] = []
