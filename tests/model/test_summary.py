@@ -219,9 +219,15 @@ def test_evaluator_errors_are_counted_and_named_in_the_summary() -> None:
     frame = summary_frame(report).set_index("metric")
     assert frame.loc["judge", "evaluator_errors"] == 3 and frame["evaluator_errors"].dtype == "int64"
     assert frame.loc["judge", "note"] == "3 evaluator errors not counted"
+    assert (broken.status, broken.reason, broken.error_text) == (
+        "errored",
+        "every score is an evaluator error (6)",
+        "6 evaluator errors",
+    )
+    assert (frame.loc["always_fails", "status"], frame.loc["always_fails", "n"]) == ("errored", 0)
     html = report._repr_html_()
-    assert 'title="6 evaluator errors, no mean"' in html
-    assert "3 evaluator errors not counted" in html
+    assert 'title="errored: every score is an evaluator error (6); 6 evaluator errors"' in html
+    assert "3 evaluator errors not counted" in html and ">3 evaluator errors</div>" in html
 
 
 @pytest.mark.hostile
