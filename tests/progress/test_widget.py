@@ -299,3 +299,19 @@ def test_cancel_button_calls_the_given_cancel_and_lists_its_comms() -> None:
     widget.cancel_button.click()
     assert calls == ["x"] and widget.cancel_button.disabled
     assert str(widget.cancel_button.model_id) in widget.comm_ids() and len(widget.comm_ids()) >= 7
+
+
+def _sometimes_fails(case: Any, response: Any) -> float:
+    if int(case.case_id[1:]) % 2:
+        raise ValueError("the judge failed")
+    return 1.0
+
+
+def test_the_widget_counts_evaluator_errors_as_they_happen() -> None:
+    widget, report = _widget_run(toy_benchmark(6), exact_kb, query_modes=["good"], evaluators=[_sometimes_fails])
+    state = widget.state
+    assert state.evaluator_errors("good", "_sometimes_fails") == 3  # folded from the events, during the run
+    running = render_widget_parts(state)["means"]  # what the widget shows before the report exists
+    assert "3 evaluator errors" in running and 'data-testid="heta-evaluator-errors"' in running
+    final = render_widget_parts(state, report.metric_summaries())["means"]
+    assert "3 evaluator errors" in final and "the report's mean" in final
