@@ -94,9 +94,10 @@ def run_paired_tests(
 ) -> dict[tuple[int, int], PairedTest]:
     """Test every system against its baseline on each metric, family by family.
 
-    One set of resamples serves a family (:func:`heta_nb.stats.batch.paired_tests`): the
-    cases the pair is compared on for some tested metric are resampled together, and each
-    metric's cases are picked out of them with its mask. Nothing outside the pair enters.
+    One set of resamples serves every pair (:func:`heta_nb.stats.batch.paired_tests`): the
+    comparison's cases are resampled together, and each pair's cases are picked out of them
+    with its mask. Nothing outside the pair enters its numbers: the draws depend on the seed
+    and the number of cases only, and each column is computed apart.
 
     Args:
         aligned: The aligned scores.
@@ -112,33 +113,44 @@ def run_paired_tests(
         The test of each ``(system index, metric index)`` (n/a ones with no numbers).
     """
     tests: dict[tuple[int, int], PairedTest] = {}
-    for k, base in base_of.items():
+    families: list[list[tuple[int, int]]] = []
+    for k in base_of:
         keys = [(k, j) for j in range(len(aligned.metrics)) if (k, j) not in untested]
         for j in range(len(aligned.metrics)):
             if (k, j) in untested:
                 tests[(k, j)] = untested_test(resamples, seed, confidence, untested[(k, j)])
-        if not keys:
-            continue
-        masks = aligned.mask[k][[j for _, j in keys]]
-        cases = np.flatnonzero(masks.any(axis=0))
-        mask = masks[:, cases]
-        a = aligned.values[base][[j for _, j in keys]][:, cases]
-        b = aligned.values[k][[j for _, j in keys]][:, cases]
-        found = paired_tests(
-            np.where(mask, a, 0.0),
-            np.where(mask, b, 0.0),
-            mask,
-            resamples=resamples,
-            confidence=confidence,
-            seed=seed,
-            tie_tolerance=tie_tolerance,
+        if keys:
+            families.append(keys)
+    rows = [key for keys in families for key in keys]
+    if rows:
+        # Every pair in one call over every case of the comparison: the draws are a function of
+        # the seed and the number of cases (the benchmark's, the same whatever is compared), each
+        # pair's columns are computed apart, so a pair's numbers are those of the pair alone.
+        cases = aligned.mask.shape[2]
+        mask = np.array([aligned.mask[k, j] for k, j in rows], dtype=bool).reshape(len(rows), cases)
+        a = np.array([aligned.values[base_of[k], j] for k, j in rows]).reshape(len(rows), cases)
+        b = np.array([aligned.values[k, j] for k, j in rows]).reshape(len(rows), cases)
+        found = dict(
+            zip(
+                rows,
+                paired_tests(
+                    np.where(mask, a, 0.0),
+                    np.where(mask, b, 0.0),
+                    mask,
+                    resamples=resamples,
+                    confidence=confidence,
+                    seed=seed,
+                    tie_tolerance=tie_tolerance,
+                ),
+            )
         )
-        family = dict(zip(keys, found))
-        if correction == "holm":
-            tested = [key for key in keys if family[key].n > 0]
-            adjusted = holm([family[key].p_value for key in tested])
-            family.update({key: replace(family[key], p_value_adjusted=p) for key, p in zip(tested, adjusted)})
-        tests.update(family)
+        for keys in families:
+            family = {key: found[key] for key in keys}
+            if correction == "holm":
+                tested = [key for key in keys if family[key].n > 0]
+                adjusted = holm([family[key].p_value for key in tested])
+                family.update({key: replace(family[key], p_value_adjusted=p) for key, p in zip(tested, adjusted)})
+            tests.update(family)
     return tests
 
 

@@ -25,9 +25,10 @@ its own resamples. Both schemes agree within Monte Carlo error (tests compare th
 each other and with ``scipy.stats.bootstrap``).
 
 The draws depend only on the seed, the number of resamples and the number of cases, and
-each pair's numbers only on its own arrays and mask (under ``_POISSON_MIN`` cases bit for
-bit, whatever else is tested with it; above, up to float32 rounding, as the products take
-every pair's column at once). Blocks of resamples have their own streams (spawned from
+each pair's numbers only on its own arrays and mask, bit for bit, whatever else is tested
+with it: every product runs in blocks of a fixed number of columns, so a column's
+rounding never depends on its neighbours (``compare``, ``check`` and the leaderboard
+batch different pairs and must give each the same numbers). Blocks of resamples have their own streams (spawned from
 the seed), and BLAS runs one thread per task, so the result does not depend on the
 number of threads either. Same seed, same numbers.
 """
@@ -281,10 +282,10 @@ def _bootstrap_block(matrix: np.ndarray, rows: int, rng: np.random.Generator) ->
 
 
 def _poisson_block(matrix: np.ndarray, rows: int, rng: np.random.Generator) -> np.ndarray:
-    """``rows`` Poisson bootstrap resamples: Poisson(1) weights of the cases times ``matrix`` (float32)."""
+    """``rows`` Poisson bootstrap resamples: Poisson(1) weights of the cases times ``matrix`` (float32),
+    in :func:`_product`'s fixed-width blocks, so a pair's column does not depend on the others."""
     words = rng.integers(0, 1 << 16, size=(rows, matrix.shape[0]), dtype=np.uint16)
-    out: np.ndarray = _POISSON_WORDS[words] @ matrix  # every column at once: the weights are read once
-    return out
+    return _product(_POISSON_WORDS[words], matrix)
 
 
 def _sign_block(matrix: np.ndarray, rows: int, rng: np.random.Generator, *, whole: bool = False) -> np.ndarray:
@@ -293,9 +294,7 @@ def _sign_block(matrix: np.ndarray, rows: int, rng: np.random.Generator, *, whol
     width = matrix.shape[0] // 8
     words = rng.integers(0, 1 << 64, size=(rows * width + 7) // 8, dtype=np.uint64)
     patterns = np.take(_SIGNS, words.view(np.uint8)[: rows * width], axis=0).reshape(rows, width * 8)
-    if whole:
-        out: np.ndarray = patterns @ matrix
-        return out
+    del whole  # every product in fixed-width blocks: a pair's count does not depend on its neighbours
     return _product(patterns, matrix)
 
 

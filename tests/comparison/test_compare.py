@@ -403,3 +403,24 @@ def test_reproducible_with_a_seed() -> None:
     wider = quiet_compare(a, b, c, resamples=3000, seed=123)
     narrow, wide = first.test("b", "beir_ndcg@5"), wider.test("b", "beir_ndcg@5")
     assert wide == replace(narrow, p_value_adjusted=wide.p_value_adjusted)
+
+
+def test_a_pair_reads_the_same_alone_batched_and_in_the_gate_bit_for_bit() -> None:
+    """1,200 cases (the Poisson bootstrap), errors that differ by report and mode: the pair b vs a
+    gets the same numbers alone, beside a third recipe, and in check(), to the last bit."""
+    a, b, c = (
+        synthetic_report(1200, modes=("m1", "m2"), seed=s, error_rate=0.03, report_id=r)
+        for s, r in ((21, "a"), (22, "b"), (23, "c"))
+    )
+    alone = quiet_compare(a, b, resamples=500)
+    beside = quiet_compare(a, b, c, resamples=500)
+    gate = heta_nb.check(b, a, resamples=500)
+    for mode in ("m1", "m2"):
+        for metric in alone.metrics:
+            want = alone.test(f"b/{mode}", metric)
+            assert beside.test(f"b/{mode}", metric) == want
+            row = next(r for r in gate.rows if (r.mode, r.metric) == (mode, metric))
+            assert (row.n, row.diff, row.ci_low, row.ci_high, row.p_value, row.p_adjusted) == (
+                want.n, want.mean_diff, want.ci_low, want.ci_high, want.p_value, want.p_value_adjusted,
+            )  # fmt: skip
+    assert "Poisson" in alone.test("b/m1", alone.metrics[0]).method
