@@ -20,7 +20,9 @@ __all__ = [
     "Column",
     "MetricArrays",
     "metric_arrays",
+    "metric_arrays_of_columns",
     "metric_cell",
+    "metric_cells",
     "number_cell",
     "text_cell",
 ]
@@ -43,6 +45,9 @@ class Column:
         numeric: sorts as numbers (missing last) rather than as text.
         values: one sort key per table row (float64, or objects for text).
         cell: the cell of table row ``i``.
+        many: the cells of many rows at once (the page embeds every row's); None: one
+            :attr:`cell` call per row. Both give the same cells.
+        metric: the metric the column shows (a metric column, or a comparison's delta).
     """
 
     key: str
@@ -50,6 +55,14 @@ class Column:
     numeric: bool
     values: Callable[[], np.ndarray]
     cell: Callable[[int], Cell]
+    many: Callable[[np.ndarray], list[Cell]] | None = None
+    metric: str = ""
+
+    def cells(self, rows: np.ndarray) -> list[Cell]:
+        """The cells of ``rows`` (table rows), in order."""
+        if self.many is not None:
+            return self.many(rows)
+        return [self.cell(int(i)) for i in rows.tolist()]
 
 
 @dataclass
@@ -141,6 +154,65 @@ def metric_arrays(results: Sequence[Mapping[str, Any] | None], metrics: Sequence
             kind = "number"
         found[name] = MetricArrays(name, values[j], present[j], skipped[j], errors[j], kind=kind, text=texts[j] or None)
     return found
+
+
+def metric_arrays_of_columns(columns: Any, metrics: Sequence[str]) -> dict[str, MetricArrays]:
+    """:func:`metric_arrays` of a whole report from its column table (no case result opened).
+
+    Args:
+        columns: the report's :class:`~heta_nb.model.columns.ReportColumns` (row ``i`` = case result ``i``).
+        metrics: the metric names to collect.
+
+    Returns:
+        Metric name -> its arrays, equal to :func:`metric_arrays` of the report's results.
+    """
+    from heta_nb.model.collect import BOOL, ERROR, FLOAT, INT, SKIPPED, TEXT
+
+    n = columns.n
+    found = {}
+    for name in metrics:
+        values = np.full(n, math.nan)
+        present = np.zeros(n, dtype=bool)
+        skipped = np.zeros(n, dtype=bool)
+        errors = np.zeros(n, dtype=bool)
+        texts: dict[int, str] = {}
+        if name not in columns.metrics:
+            found[name] = MetricArrays(name, values, present, skipped, errors)
+            continue
+        column = columns.metric(name)
+        kinds, rows = column.kinds, column.rows
+        skipped[rows[(column.flags & SKIPPED) != 0]] = True
+        failed = kinds == ERROR
+        errors[rows[failed]] = True
+        present[rows[~failed]] = True
+        numeric = (kinds == BOOL) | (kinds == FLOAT) | (kinds == INT)
+        values[rows[numeric]] = column.values[numeric]  # a name twice in one result: the last one, as the loop
+        for entry in np.flatnonzero(kinds == TEXT).tolist():
+            texts[int(rows[entry])] = str(column.value(entry))
+        bools = not texts and bool(np.all(kinds[numeric] == BOOL))
+        kind = "text" if texts and not np.isfinite(values).any() else "bool" if bools else "number"
+        if not present.any():
+            kind = "number"
+        found[name] = MetricArrays(name, values, present, skipped, errors, kind=kind, text=texts or None)
+    return found
+
+
+def metric_cells(arrays: MetricArrays, rows: np.ndarray) -> list[Cell]:
+    """:func:`metric_cell` of many rows: the common number cells formatted at once."""
+    out: list[Cell | None] = [None] * rows.size
+    plain = arrays.present[rows] & ~arrays.errors[rows] & ~arrays.skipped[rows] & np.isfinite(arrays.values[rows])
+    if arrays.not_applicable is not None:
+        plain &= arrays.not_applicable[rows] == ""
+    if arrays.text:
+        plain &= np.array([int(r) not in arrays.text for r in rows.tolist()], dtype=bool)
+    if arrays.kind != "bool":
+        chosen = np.flatnonzero(plain & (np.abs(arrays.values[rows]) < 1e6))
+        for at, text in zip(chosen.tolist(), np.char.mod("%.3f", arrays.values[rows[chosen]]).tolist()):
+            out[at] = (("0.000" if text == "-0.000" else text), "hx-num", "")
+    for at in range(rows.size):
+        if out[at] is None:
+            out[at] = metric_cell(arrays, int(rows[at]))
+    return out  # type: ignore[return-value]
 
 
 def metric_cell(arrays: MetricArrays, i: int) -> Cell:

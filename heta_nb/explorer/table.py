@@ -3,7 +3,7 @@ statuses, labels, and the case behind each row (the paging itself is the explore
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, cast
 
@@ -14,8 +14,9 @@ from heta_nb.explorer.columns import (
     Cell,
     Column,
     MetricArrays,
-    metric_arrays,
+    metric_arrays_of_columns,
     metric_cell,
+    metric_cells,
     text_cell,
 )
 from heta_nb.explorer.labels import LabelIndex
@@ -41,21 +42,20 @@ class ReportTable:
     def __init__(self, report: EvaluationReport, benchmark: Any = None) -> None:
         self.report = report
         self.benchmark = benchmark
-        self.results: Sequence[Mapping[str, Any]] = report.raw["case_results"]
-        self.n = len(self.results)
-        frame = report.cases_frame()
-        self._frame = frame
-        self.case_ids = np.asarray(frame["case_id"].to_numpy(dtype=object, na_value=""))
-        self.modes_column = np.asarray(frame["query_mode"].to_numpy(dtype=object, na_value=""))
-        self.queries = np.asarray(frame["query"].to_numpy(dtype=object, na_value=""))
-        self.answers = np.asarray(frame["answer"].to_numpy(dtype=object, na_value=None))
-        self.error_types = np.asarray(frame["error_type"].to_numpy(dtype=object, na_value=None))
-        self.messages = np.asarray(frame["error"].to_numpy(dtype=object, na_value=None))
-        self.latency = frame["latency_ms"].to_numpy(dtype="float64", na_value=np.nan)
-        self.case_error = (frame["status"] == "error").to_numpy(dtype=bool)
+        columns = report.columns  # every array from the report's column table: no case result is opened
+        self.n = columns.n
+        self.case_ids = columns.case_ids[columns.case] if self.n else np.zeros(0, dtype=object)
+        self.modes_column = np.array(columns.modes, dtype=object)[columns.mode] if self.n else np.zeros(0, object)
+        self.queries = np.array(["" if q is None else q for q in columns.queries.tolist()], dtype=object)
+        self.answers = columns.answers
+        error_types = np.array([*columns.error_types, None], dtype=object)
+        self.error_types = error_types[np.where(columns.error >= 0, columns.error, len(columns.error_types))]
+        self.messages = columns.messages
+        self.latency = np.where(columns.latency_null, np.nan, columns.latency).astype("float64")
+        self.case_error = ~columns.ok
         self.metrics: tuple[str, ...] = tuple(report.metric_names)
-        self.arrays: dict[str, MetricArrays] = metric_arrays(self.results, self.metrics)
-        self.not_applicable: dict[tuple[str, str], str] = report.columns.not_applicable()
+        self.arrays: dict[str, MetricArrays] = metric_arrays_of_columns(columns, self.metrics)
+        self.not_applicable: dict[tuple[str, str], str] = columns.not_applicable()
         """``{(mode, metric): reason}``: what each mode cannot produce (the report's n/a)."""
         by_metric: dict[str, dict[str, str]] = {}
         for (mode, metric), reason in self.not_applicable.items():
@@ -68,6 +68,10 @@ class ReportTable:
         self.systems: tuple[str, ...] = ()
         self.quick_filters: tuple[str, ...] = ()
         self.title = f"{report.report_id} · {report.benchmark.key}"
+
+    @cached_property
+    def _frame(self) -> pd.DataFrame:
+        return self.report.cases_frame()
 
     # -- what the filters read -------------------------------------------------------------
     @cached_property
@@ -114,8 +118,15 @@ class ReportTable:
     def columns(self) -> list[Column]:
         """The table's columns, in display order."""
         columns = [
-            Column("row", "#", True, lambda: np.arange(self.n, dtype="float64"), lambda i: (f"{i + 1:,}", "hx-n", "")),
-            Column("case_id", "case", False, lambda: self.case_ids, lambda i: text_cell(self.case_ids[i], 40, "hx-id")),
+            Column("row", "#", True, lambda: np.arange(self.n, dtype="float64"), _row_cell, _row_cells),
+            Column(
+                "case_id",
+                "case",
+                False,
+                lambda: self.case_ids,
+                lambda i: text_cell(self.case_ids[i], 40, "hx-id"),
+                partial(_text_cells, self.case_ids, 40, "hx-id"),
+            ),
         ]
         if len(self.modes) > 1:
             columns.append(
@@ -125,17 +136,44 @@ class ReportTable:
                     False,
                     lambda: self.modes_column,
                     lambda i: text_cell(self.modes_column[i], 28),
+                    partial(_text_cells, self.modes_column, 28, ""),
                 )
             )
         columns.append(Column("status", "status", False, self._status_keys, self._status_cell))
-        columns.append(Column("query", "query", False, lambda: self.queries, lambda i: text_cell(self.queries[i], 90)))
+        columns.append(
+            Column(
+                "query",
+                "query",
+                False,
+                lambda: self.queries,
+                lambda i: text_cell(self.queries[i], 90),
+                partial(_text_cells, self.queries, 90, ""),
+            )
+        )
         for name in self.metrics:
             arrays = self.arrays[name]
-            columns.append(Column(name, name, True, partial(_values, arrays), partial(metric_cell, arrays)))
+            columns.append(
+                Column(
+                    name,
+                    name,
+                    True,
+                    partial(_values, arrays),
+                    partial(metric_cell, arrays),
+                    partial(metric_cells, arrays),
+                    metric=name,
+                )
+            )
         columns.append(Column("latency_ms", "latency ms", True, lambda: self.latency, self._latency_cell))
         if any(a is not None for a in self.answers[:1000]) or any(a is not None for a in self.answers):
             columns.append(
-                Column("answer", "answer", False, lambda: self.answers, lambda i: text_cell(self.answers[i], 60))
+                Column(
+                    "answer",
+                    "answer",
+                    False,
+                    lambda: self.answers,
+                    lambda i: text_cell(self.answers[i], 60),
+                    partial(_text_cells, self.answers, 60, ""),
+                )
             )
         return columns
 
@@ -158,7 +196,11 @@ class ReportTable:
 
     def case(self, row: int) -> EvaluationCaseResult:
         """The case result of table row ``row``."""
-        return EvaluationCaseResult.from_raw(cast("dict[str, Any]", self.results[row]))
+        return EvaluationCaseResult.from_raw(cast("dict[str, Any]", self.report.case_result_json(row)))
+
+    def case_json(self, row: int) -> Mapping[str, Any]:
+        """Table row ``row``'s case result as its JSON object (read only)."""
+        return self.report.case_result_json(row)
 
     def not_applicable_of(self, row: int) -> dict[str, str]:
         """``{metric: reason}`` of the metrics row ``row``'s mode cannot produce."""
@@ -172,3 +214,15 @@ class ReportTable:
 
 def _values(arrays: MetricArrays) -> np.ndarray:
     return arrays.values
+
+
+def _row_cell(i: int) -> Cell:
+    return (f"{i + 1:,}", "hx-n", "")
+
+
+def _row_cells(rows: np.ndarray) -> list[Cell]:
+    return [(f"{i + 1:,}", "hx-n", "") for i in rows.tolist()]
+
+
+def _text_cells(values: np.ndarray, limit: int, cls: str, rows: np.ndarray) -> list[Cell]:
+    return [text_cell(value, limit, cls) for value in values[rows].tolist()]
