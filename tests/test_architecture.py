@@ -2,12 +2,16 @@
 
 Imports run one way along the chain of layers (imports inside functions and under
 ``TYPE_CHECKING`` count), no module is over 500 lines, no private name crosses a
-package, and the model, store and runner import nothing heavy.
+package, and the model, store and runner import nothing heavy. The model imports nothing
+above it, not even inside a function: its one way up is the seam ``heta_nb/model/views.py``,
+which names the views and imports them by name (``importlib``), so no import cycle runs
+through the model.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -66,11 +70,25 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The chain, low to high: a package imports only from its own layer or lower ones."""
 
-VALUE_OBJECTS = ("model", "comparison", "store", "gate")
+VALUE_OBJECTS = ("comparison", "store", "gate")
 VIEWS = ("render", "tables", "plots", "export", "notebook", "explorer")
-"""The one way up: an object users hold (a report, a comparison, a store) imports a view inside a
-method, for its display and DataFrame conveniences (``report.cases_frame()``, ``_repr_html_``,
-``store.list()``)."""
+"""The one way up of the layers above the model: an object users hold (a comparison, a store, a
+check) may import a view inside a method, for its display and DataFrame conveniences
+(``comparison.explore()``, ``store.list()``). The model has no such allowance: it imports
+nothing above it, and reaches its views (``report.cases_frame()``, ``_repr_html_``) only by
+name, through :data:`SEAM`."""
+
+MODEL = "model"
+SEAM = "heta_nb.model.views"
+"""The model's one way up: a table of ``"module:attribute"`` names, imported by name on first use."""
+
+BY_NAME: dict[str, str] = {
+    SEAM: "the model's one way up: the names are its VIEWS table, checked below",
+    "heta_nb": "PEP 562: public names and submodules imported on first attribute access (the top layer)",
+    "heta_nb._util.optional": "require(): optional third-party packages; its callers' names are read here",
+}
+"""The modules that import a module by a name they compute (``importlib.import_module(name)``,
+``__import__``, ``require``), and why; no module imports a heta_nb module by a literal name."""
 
 
 def _module_name(path: Path) -> str:
@@ -203,6 +221,77 @@ def test_packages_import_only_their_own_layer_or_lower_ones() -> None:
     assert upward == []
 
 
+def _full_graph() -> dict[str, set[str]]:
+    """Every static import, lazy and ``TYPE_CHECKING`` ones too, with no allowance."""
+    return {m: {t for t, _lazy in edges} for m, edges in EDGES.items()}
+
+
+def largest_import_cycle() -> list[str]:
+    """The largest strongly connected component of :func:`_full_graph` (``[]`` if none)."""
+    return max(_cycles(_full_graph()), key=len, default=[])
+
+
+_BY_NAME_CALLS = ("import_module", "__import__", "require")
+
+
+def _by_name_imports(path: Path) -> list[tuple[int, str | None]]:
+    """``(line, the literal name or None if computed)`` of each import by name in ``path``."""
+    found: list[tuple[int, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in _BY_NAME_CALLS:
+            first = node.args[0]
+            literal = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+            found.append((node.lineno, literal))
+    return found
+
+
+def test_the_model_imports_nothing_above_it_not_even_inside_a_function() -> None:
+    model = _layer(MODEL)
+    upward = sorted(
+        f"{source} -> {target}{' (inside a function)' if lazy else ''}"
+        for source, edges in EDGES.items()
+        if _top(source) == MODEL
+        for target, lazy in edges
+        if _layer(_top(target)) > model
+    )
+    assert upward == []
+
+
+def test_no_import_cycle_runs_through_the_model() -> None:
+    through = [c for c in _cycles(_full_graph()) if any(_top(m) == MODEL for m in c)]
+    assert through == []
+
+
+def test_the_seam_names_only_views_that_exist_above_the_model() -> None:
+    seam = importlib.import_module(SEAM)
+    assert seam.VIEWS, "the seam names no view"
+    for name, target in seam.VIEWS.items():
+        module_name, _, attribute = target.partition(":")
+        assert module_name in MODULES, f"{name}: {module_name} is no module of heta_nb"
+        assert _layer(_top(module_name)) > _layer(MODEL), f"{name}: {module_name} is not above the model"
+        found = getattr(importlib.import_module(module_name), attribute, None)
+        assert callable(found), f"{name}: {target} is not a callable of {module_name}"
+        assert seam.view(name) is found, name
+    users = sorted(m for m, edges in EDGES.items() if any(t == SEAM for t, _ in edges) and _top(m) != MODEL)
+    assert users == [], "the seam is the model's own way up"
+
+
+def test_no_module_imports_heta_nb_by_name_but_the_known_ones() -> None:
+    found = sorted(
+        f"{path.relative_to(ROOT)}:{line}: {literal or 'a computed name'}"
+        for module, path in MODULES.items()
+        for line, literal in _by_name_imports(path)
+        if (literal is None and module not in BY_NAME) or (literal or "").startswith("heta_nb")
+    )
+    assert found == []
+    unused = sorted(m for m in BY_NAME if not any(literal is None for _, literal in _by_name_imports(MODULES[m])))
+    assert unused == [], "an allowance no module needs any more"
+
+
 def test_no_module_is_over_500_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in MODULES.values() if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}
@@ -244,6 +333,7 @@ def import_graph_summary() -> str:
     sizes = sorted(((len(p.read_text().splitlines()), n) for n, p in MODULES.items()), reverse=True)
     return (
         f"modules: {len(MODULES)}, import edges: {sum(len(e) for e in EDGES.values())}, "
-        f"cycles: {len(_cycles(graph))}, private names across packages: {len(PRIVATE)}, "
+        f"cycles: {len(_cycles(graph))}, largest import cycle counting every import: "
+        f"{len(largest_import_cycle())} modules, private names across packages: {len(PRIVATE)}, "
         f"largest module: {sizes[0][1]} ({sizes[0][0]} lines)"
     )

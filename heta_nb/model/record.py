@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, overload
 from heta_nb._util.text import shorten
 from heta_nb.errors import ReportFormatError
 from heta_nb.model.json import copy_json, dumps_compact, freeze, json_type_name, to_json_value
+from heta_nb.model.views import view
 
 __all__ = [
     "MISSING",
@@ -429,14 +430,14 @@ _raw_slot: Callable[[Record], dict[str, Any]] = Record.__dict__["raw"].__get__
 
 
 def rich_display(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, str]:
-    """IPython's mime bundle for ``obj`` from :mod:`heta_nb.render`, imported only now.
+    """IPython's mime bundle for ``obj`` from :mod:`heta_nb.render`, imported only now (by
+    name, through :mod:`heta_nb.model.views`).
 
     Never raises: without a working renderer the bundle is just ``text/plain``.
     """
     try:
-        from heta_nb.render import repr_mimebundle
-
-        return repr_mimebundle(obj, include, exclude)
+        bundle: dict[str, str] = view("repr_mimebundle")(obj, include, exclude)
+        return bundle
     except Exception:  # noqa: BLE001 - a repr must never raise
         try:
             return {"text/plain": repr(obj)}

@@ -18,6 +18,7 @@ from heta_nb.model.lazy import LazyResults, encode_report_text
 from heta_nb.model.parse import paused_gc
 from heta_nb.model.record import Record, RichDisplay, _json_equal, _raw_slot, cached_on, rich_display
 from heta_nb.model.summary import MetricSummary, heta_score_summary, heta_summary_of_rows, summarize_metrics
+from heta_nb.model.views import view
 
 if TYPE_CHECKING:  # pragma: no cover - only for type checkers
     import os
@@ -292,9 +293,7 @@ class EvaluationReport(RichDisplay, Record):
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """The text and HTML views, rendered once per renderer and kept (the report is immutable)."""
         try:
-            from heta_nb import render
-
-            renderer: tuple[Any, ...] = (render.repr_mimebundle, render.build_report_context)
+            renderer: tuple[Any, ...] = (view("repr_mimebundle"), view("report_context"))
         except Exception:  # noqa: BLE001 - a repr must never raise
             return rich_display(self, include, exclude)
         key = f"view:{sorted(include) if include else None!r}:{sorted(exclude) if exclude else None!r}"
@@ -447,45 +446,38 @@ class EvaluationReport(RichDisplay, Record):
     # -- pandas views (pandas is imported only when called) ------------------------
     def cases_frame(self) -> pd.DataFrame:
         """One row per case × mode; see :func:`heta_nb.tables.cases_frame`."""
-        from heta_nb.tables import cases_frame
-
-        return cases_frame(self)
+        frame: pd.DataFrame = view("cases_frame")(self)
+        return frame
 
     def scores_frame(self) -> pd.DataFrame:
         """Tidy scores, one row per score; see :func:`heta_nb.tables.scores_frame`."""
-        from heta_nb.tables import scores_frame
-
-        return scores_frame(self)
+        frame: pd.DataFrame = view("scores_frame")(self)
+        return frame
 
     def summary_frame(self) -> pd.DataFrame:
         """Mode × metric statistics; see :func:`heta_nb.tables.summary_frame`."""
-        from heta_nb.tables import summary_frame
-
-        return summary_frame(self)
+        frame: pd.DataFrame = view("summary_frame")(self)
+        return frame
 
     def explore(self, *, benchmark: Any = None, **filters: Any) -> Any:
         """Search, filter, sort and open this report's cases in a widget (an
         :class:`~heta_nb.explorer.Explorer`); see :func:`heta_nb.explore`."""
-        from heta_nb.explorer import explore
-
-        return explore(self, benchmark=benchmark, **filters)
+        return view("explore")(self, benchmark=benchmark, **filters)
 
     def to_arrow(self, table: str = "cases") -> pa.Table:
         """The cases (or ``table="scores"``, ``"summary"``) as a typed ``pyarrow.Table``, after the
         columns ``report_id``, ``knowledge_base_name`` and ``benchmark``; see
         :func:`heta_nb.tables.arrow.to_arrow`."""
-        from heta_nb.tables.arrow import to_arrow
-
-        return to_arrow(self, table)
+        arrow: pa.Table = view("to_arrow")(self, table)
+        return arrow
 
     def to_parquet(
         self, path: str | os.PathLike[str], *, table: str | None = None, overwrite: bool = False
     ) -> list[Path | str]:
         """Parquet file(s) of the cases, tidy scores and summary, each row with the report's
         identity, to a local path or an fsspec URL; see :func:`heta_nb.tables.arrow.to_parquet`."""
-        from heta_nb.tables.arrow import to_parquet
-
-        return to_parquet(self, path, table=table, overwrite=overwrite)
+        written: list[Path | str] = view("to_parquet")(self, path, table=table, overwrite=overwrite)
+        return written
 
 
 _LAZY = "_lazy"
