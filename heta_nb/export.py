@@ -19,7 +19,6 @@ import base64
 import functools
 import hashlib
 import json
-import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -27,31 +26,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from heta_nb._util.atomic import write_atomically
-from heta_nb._util.text import shorten
 from heta_nb._version import __version__
+from heta_nb.explorer.case_data import CaseDataLimits
+from heta_nb.explorer.page import comparison_page_data, page_script, page_styles, report_page_data
 from heta_nb.model import EvaluationReport
-from heta_nb.model.collect import FLOAT, INT
 from heta_nb.model.io import load_report
 from heta_nb.model.parse import paused_gc
-from heta_nb.model.summary import as_float
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
-from heta_nb.render.context.export_cases import CaseDataLimits, case_data, comparison_pairs, expected_data
 from heta_nb.render.figures import draw_svg
 from heta_nb.render.standalone import Page, standalone_document
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.comparison import Comparison
 
-__all__ = [
-    "ExportLimits",
-    "comparison_explorer_data",
-    "export",
-    "report_explorer_data",
-    "to_html",
-]
+__all__ = ["ExportLimits", "export", "to_html"]
 
-EXPLORER_TEXT_CHARS = 160
 MANIFEST_CHARS = 60_000
 
 
@@ -59,8 +49,6 @@ MANIFEST_CHARS = 60_000
 class ExportLimits:
     """How much of a report goes into a standalone file (the full data stays in the store)."""
 
-    text_chars: int = EXPLORER_TEXT_CHARS
-    """Characters kept of each query, answer, top result and error in the explorer."""
     manifest_chars: int = MANIFEST_CHARS
     """Characters kept of each manifest shown for traceability."""
     figures: int = 3
@@ -71,122 +59,6 @@ class ExportLimits:
     """Cases with a static drill-down (with JavaScript, every case opens from the embedded data)."""
     case_data: CaseDataLimits = CaseDataLimits()
     """What each case's details panel keeps (every case is embedded)."""
-
-
-def _shorten_or_none(text: Any, limit: int) -> str | None:
-    """:func:`~heta_nb._util.text.shorten`, keeping None (JSON ``null``: no answer, no error)."""
-    return None if text is None else shorten(text, limit)
-
-
-def _json_number(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)):
-        return value if math.isfinite(as_float(value)) else None  # JSON has no inf; ints may exceed floats
-    return None
-
-
-def _gold_cases(benchmark: Any) -> dict[str, Any]:
-    """The benchmark's cases by id ({} without a benchmark: report.json keeps no gold data)."""
-    return {str(case.case_id): case for case in getattr(benchmark, "cases", ())} if benchmark is not None else {}
-
-
-def report_explorer_data(report: EvaluationReport, limits: ExportLimits, benchmark: Any = None) -> dict[str, Any]:
-    """Rows, column specs and every case's details (plain JSON data), from ``report.columns``.
-
-    ``details[i]`` is row ``i``'s panel (:func:`~heta_nb.render.context.export_cases.case_data`);
-    ``expected`` maps a case id to its gold data when ``benchmark`` is given.
-    """
-    import numpy as np
-
-    columns = report.columns
-    metrics = list(columns.metrics)
-    specs = [
-        {"key": "case_id", "label": "case"},
-        {"key": "mode", "label": "mode"},
-        {"key": "status", "label": "status"},
-        {"key": "latency_ms", "label": "latency ms"},
-        *({"key": f"score:{name}", "label": name} for name in metrics),
-        {"key": "query", "label": "query"},
-        {"key": "answer", "label": "answer"},
-        {"key": "top_result", "label": "top result"},
-        {"key": "error", "label": "error"},
-    ]
-    chars = limits.text_chars
-
-    def cut(text: str | None) -> str | None:
-        return text if text is None or len(text) <= chars else shorten(text, chars)
-
-    finite = np.isfinite(columns.latency)
-    latency: list[Any] = np.where(finite, columns.latency, 0.0).tolist()
-    for row in np.flatnonzero(~finite).tolist():
-        latency[row] = None  # null, NaN and infinities: JSON has no number for them
-    for row, value in columns.rows_source.latency_ints.items():
-        latency[row] = _json_number(value)
-    modes = np.array(columns.modes, dtype=object)[columns.mode].tolist()
-    messages = columns.messages.tolist()
-    error_types = [columns.error_types[code] if code >= 0 else None for code in columns.error.tolist()]
-    rows: list[dict[str, Any]] = [
-        {
-            "case_id": case_id,
-            "mode": mode,
-            "status": "ok" if message is None else "error",
-            "latency_ms": latency_ms,
-            "query": cut(query),
-            "answer": cut(answer),
-            "top_result": cut(top),
-            "error": cut(f"{error_type}: {message}") if message is not None else None,
-        }
-        for case_id, mode, message, error_type, latency_ms, query, answer, top in zip(
-            columns.case_ids[columns.case].tolist(),
-            modes,
-            messages,
-            error_types,
-            latency,
-            columns.queries.tolist(),
-            columns.answers.tolist(),
-            columns.top_texts.tolist(),
-        )
-    ]
-    # every score, in report order (a name twice in one result: its first place, its last value)
-    parts = [columns.metric(name) for name in metrics]
-    if parts:
-        where = np.concatenate([part.rows for part in parts])
-        order = np.lexsort((np.concatenate([part.positions for part in parts]), where))
-        keys = np.repeat(np.array([f"score:{name}" for name in metrics], dtype=object), [p.rows.size for p in parts])
-        values = np.concatenate([_json_values(part) for part in parts])
-        for row, key, value in zip(where[order].tolist(), keys[order].tolist(), values[order].tolist()):
-            rows[row][key] = value
-    gold = _gold_cases(benchmark)
-    details = [
-        case_data(report.case_result_json(i), gold.get(row["case_id"]), limits.case_data) for i, row in enumerate(rows)
-    ]
-    expected = {
-        case_id: expected_data(gold[case_id], limits.case_data)
-        for case_id in dict.fromkeys(r["case_id"] for r in rows)
-        if case_id in gold
-    }
-    return {
-        "columns": specs,
-        "rows": rows,
-        "modes": list(report.modes),
-        "metrics": [f"score:{m}" for m in metrics],
-        "details": details,
-        "expected": expected,
-        "kind": "report",
-    }
-
-
-def _json_values(column: Any) -> Any:
-    """A metric's values as the explorer's JSON holds them: numbers (finite), bools, text; else null."""
-    import numpy as np
-
-    values = column.raw_values()
-    plain = column.kinds == FLOAT
-    values[plain & ~np.isfinite(column.values)] = None
-    for entry in np.flatnonzero(column.kinds == INT).tolist():
-        values[entry] = _json_number(values[entry])
-    return values
 
 
 def _figures(report: EvaluationReport, limits: ExportLimits) -> list[dict[str, str]]:
@@ -282,64 +154,21 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         _manifest_block("Knowledge-base manifest", data["knowledge_base_manifest"], limits.manifest_chars),
         _manifest_block("Run metadata", data["metadata"], limits.manifest_chars),
     ]
-    explorer = report_explorer_data(report, limits, benchmark)
+    explorer = report_page_data(report, limits.case_data, benchmark)
     return standalone_document(
         title=title or f"heta_nb report {report.report_id} · {report.benchmark.key}",
         heading=title,
         fragment=fragment,
         figures=_figures(report, limits),
         explorer=explorer,
+        explorer_rows=explorer["tables"][""]["n"],
         explorer_noun="case results",
+        explorer_script=page_script(),
+        explorer_styles=page_styles(),
         data_id="heta-explorer-" + hashlib.sha1(report.report_id.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         facts=facts,
         manifests=manifests,
     )
-
-
-def comparison_explorer_data(comparison: Comparison, limits: ExportLimits, benchmark: Any = None) -> dict[str, Any]:
-    """Rows (one per aligned case and metric), column specs and each case side by side.
-
-    ``rows[i]["change"]`` is ``regression``, ``improvement`` or ``same`` (a delta beyond the
-    tie tolerance); ``pairs`` maps a case id to its query, whether the answers differ, and
-    per system its answer and top chunks.
-    """
-    frame = comparison.cases_frame()
-    columns = [{"key": str(c), "label": str(c)} for c in frame.columns]
-    deltas = [str(c) for c in frame.columns if str(c).startswith("delta ")]
-    tolerance = comparison.tie_tolerance
-    rows = []
-    for record in frame.to_dict("records"):
-        row = {}
-        for key, value in record.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                value = None
-            elif isinstance(value, str):
-                value = shorten(value, limits.text_chars)
-            elif hasattr(value, "item"):
-                value = value.item()
-            row[str(key)] = value
-        moved = [row[d] for d in deltas if isinstance(row.get(d), (int, float))]
-        row["change"] = (
-            "regression"
-            if any(v < -tolerance for v in moved)
-            else "improvement"
-            if any(v > tolerance for v in moved)
-            else "same"
-        )
-        row.setdefault("mode", row.get("metric"))
-        row.setdefault("status", "ok")
-        rows.append(row)
-    # The mode filter selects a metric: its options are clipped exactly as the rows' metric
-    # cells are, or a metric name longer than ``text_chars`` would match no row at all.
-    metric_options = list(dict.fromkeys(shorten(metric, limits.text_chars) for metric in comparison.metrics))
-    return {
-        "columns": columns,
-        "rows": rows,
-        "modes": metric_options,
-        "metrics": [],
-        "pairs": comparison_pairs(comparison, [str(r["case_id"]) for r in rows], limits.case_data),
-        "kind": "comparison",
-    }
 
 
 def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[dict[str, str]]:
@@ -366,7 +195,7 @@ def _comparison_figures(comparison: Comparison, limits: ExportLimits) -> list[di
 
 def _comparison_document(comparison: Comparison, limits: ExportLimits, title: str | None, benchmark: Any) -> Page:
     figures = _comparison_figures(comparison, limits)
-    explorer = comparison_explorer_data(comparison, limits, benchmark)
+    explorer = comparison_page_data(comparison, limits.case_data, benchmark)
     facts = [
         ("systems", ", ".join(comparison.systems)),
         ("baseline", comparison.baseline),
@@ -378,7 +207,10 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
         fragment=render_comparison_html(comparison),
         figures=figures,
         explorer=explorer,
-        explorer_noun="aligned case × metric rows (the mode filter selects a metric)",
+        explorer_rows=max((table["n"] for table in explorer["tables"].values()), default=0),
+        explorer_noun="aligned cases (a table per compared system)",
+        explorer_script=page_script(),
+        explorer_styles=page_styles(),
         data_id="heta-explorer-" + comparison_id(comparison),
         facts=facts,
         manifests=[],

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from heta_nb._util.text import describe_error
+from heta_nb.explorer.case_data import OPEN_CASE_LIMITS, benchmark_case, case_data
 from heta_nb.explorer.columns import STATUSES, Column
 from heta_nb.explorer.filters import Filtered, Filters, apply_filters, text_ranks
 from heta_nb.explorer.live import LiveRefresh
 from heta_nb.explorer.pairs import PairTable
-from heta_nb.explorer.panel import case_panel_context, pair_panel_context, render_panel
 from heta_nb.explorer.sources import Source, as_source
 from heta_nb.explorer.table import ReportTable
 
@@ -296,33 +296,29 @@ class Explorer:
             self._push()
             return self.case
 
-    def _panel_html(self) -> str:
+    def case_json(self) -> dict[str, Any] | None:
+        """The open case as the panel gets it (``kind``, ``row``, ``id``, ``mode`` and its
+        :mod:`~heta_nb.explorer.case_data`), or None: what a standalone page embeds per row."""
         table, row = self._table, self._selected
         if table is None or row is None:
-            return ""
+            return None
         if isinstance(table, PairTable):
-            context = pair_panel_context(
-                table.case(row),
-                table.metrics,
-                tolerance=table.tolerance,
-                include_skipped=table.include_skipped,
-                benchmark=self.benchmark,
-            )
-            return render_panel("explorer_pair.html.j2", ctx=context)
-        context = case_panel_context(table.case(row), self.benchmark, not_applicable=table.not_applicable_of(row))
-        return render_panel("explorer_case.html.j2", ctx=context)
+            data = table.case_data(row, OPEN_CASE_LIMITS)
+            return {"kind": "comparison", "row": row, "id": str(table.case_ids[row]), "mode": "", "data": data}
+        case_id = str(table.case_ids[row])
+        data = case_data(
+            table.case_json(row),
+            benchmark_case(self.benchmark, case_id),
+            OPEN_CASE_LIMITS,
+            not_applicable=table.not_applicable_of(row),
+            expected=True,
+        )
+        return {"kind": "report", "row": row, "id": case_id, "mode": str(table.modes_column[row]), "data": data}
 
     @property
     def columns(self) -> list[Column]:
-        """The columns shown, in order (a comparison shows the chosen metric's delta first)."""
-        if self._table is None:
-            return []
-        columns = list(self._table.columns)
-        if isinstance(self._table, PairTable) and self.filters.metric:
-            chosen = next(c for c in columns if c.key == f"delta {self.filters.metric}")
-            columns.remove(chosen)
-            columns.insert(4, chosen)
-        return columns
+        """The table's columns, in order (which to show, pin and move first is the page's layout)."""
+        return list(self._table.columns) if self._table is not None else []
 
     def page_rows(self) -> list[dict[str, Any]]:
         """The rows of the current page as the widget gets them: ``{"row", "cells"}``."""
@@ -416,7 +412,9 @@ class Explorer:
             with widget.hold_sync():
                 filters = self.filters
                 widget.options = self.options()
-                widget.columns = [{"key": c.key, "label": c.label, "numeric": c.numeric} for c in self.columns]
+                widget.columns = [
+                    {"key": c.key, "label": c.label, "numeric": c.numeric, "metric": c.metric} for c in self.columns
+                ]
                 for name in _INPUTS:
                     value = getattr(filters, name)
                     setattr(
@@ -435,7 +433,7 @@ class Explorer:
                 widget.page = self.page
                 widget.rows = self.page_rows()
                 widget.selected = -1 if self._selected is None else int(self._selected)
-                widget.panel = self._panel_html()
+                widget.case = self.case_json()
                 widget.info = self.info()
         finally:
             self._pushing = None
@@ -481,5 +479,16 @@ class Explorer:
         return {**data, "text/plain": repr(self)}, metadata
 
     def __repr__(self) -> str:
-        title = self._table.title if self._table is not None else "no report chosen"
-        return f"<Explorer {title}: {self.matched:,} of {self.total:,} match, page {self.page + 1} of {self.pages}>"
+        if self._table is None:  # a store explorer before a report is chosen: what to do next
+            choices = self.source.choices()
+            what = f"choose one of {len(choices):,} reports" if choices else "no reports yet"
+            return f"<Explorer {self.source.pending_title()}: {what}>"
+        filters = "; ".join(text for _, text in self.filters.active())
+        opened = ""
+        if self._selected is not None:
+            opened = f", case {self._table.describe_row(self._selected)} open"
+        return (
+            f"<Explorer {self._table.title}: {self.matched:,} of {self.total:,} match"
+            + (f" ({filters})" if filters else "")
+            + f", page {self.page + 1:,} of {self.pages:,}{opened}>"
+        )

@@ -3,6 +3,7 @@ system, both systems' scores, coloured deltas and the quick filters."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, cast
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from heta_nb._util.frames import frame as frame_of
+from heta_nb.explorer.case_data import CaseDataLimits, benchmark_case, pair_case_data
 from heta_nb.explorer.columns import STATUSES, Cell, Column, MetricArrays, metric_arrays, text_cell
 from heta_nb.explorer.labels import LabelIndex
 from heta_nb.model import EvaluationCaseResult
@@ -189,6 +191,7 @@ class PairTable:
                     True,
                     partial(self.delta, metric),
                     partial(self._pair_cell, metric),
+                    metric=metric,
                 )
             )
         return columns
@@ -264,3 +267,37 @@ class PairTable:
     def describe_row(self, row: int) -> str:
         """The case id of a row."""
         return str(self.case_ids[row])
+
+    def delta_rows(self, row: int) -> list[list[str]]:
+        """Per metric ``[metric, baseline value, system value, delta, class]`` of row ``row``, as text
+        (what the case panel's table of differences shows)."""
+        out = []
+        for metric in self.metrics:
+            texts = []
+            for side in self.sides:
+                arrays = side.arrays[metric]
+                if side.missing[row] or side.error[row] or arrays.errors[row]:
+                    texts.append("error" if side.error[row] or arrays.errors[row] else "—")
+                elif not arrays.present[row]:
+                    texts.append("—")
+                elif arrays.text and row in arrays.text:
+                    texts.append(text_cell(arrays.text[row], 24)[0])
+                else:
+                    shown = float(arrays.values[row])
+                    value = ("✓" if shown else "✗") if arrays.kind == "bool" else format_number(shown)
+                    texts.append(f"skipped ({value})" if arrays.skipped[row] else value)
+            delta = float(self.delta(metric)[row])
+            if math.isnan(delta):
+                out.append([metric, *texts, "—", "hx-na"])
+                continue
+            cls = "hx-up" if delta > self.tolerance else "hx-down" if delta < -self.tolerance else "hx-level"
+            out.append([metric, *texts, f"{delta:+.3f}", cls])
+        return out
+
+    def case_data(self, row: int, limits: CaseDataLimits) -> dict[str, Any]:
+        """Row ``row``'s case panel data: both systems' cases and the deltas
+        (:func:`~heta_nb.explorer.case_data.pair_case_data`)."""
+
+        sides = [(name, side.results[row]) for name, side in zip((self.base_name, self.other_name), self.sides)]
+        gold = benchmark_case(self.benchmark, str(self.case_ids[row]))
+        return pair_case_data(sides, self.delta_rows(row), gold, limits)

@@ -158,7 +158,11 @@ class StoreSource(Source):
         return "Choose a report above." if self._choices else "This store has no reports yet."
 
     def fallback_html(self) -> str | None:
-        return self._report._repr_html_() if self._report is not None else None
+        if self._report is not None:
+            return self._report._repr_html_()
+        from heta_nb.render import render_store_html
+
+        return render_store_html(str(getattr(self.store, "location", self.store)), self._choices)
 
 
 _LIVE_EVENTS = frozenset({"cases_finished", "run_finished"})

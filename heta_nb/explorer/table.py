@@ -3,6 +3,7 @@ statuses, labels, and the case behind each row (the paging itself is the explore
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, cast
@@ -139,7 +140,7 @@ class ReportTable:
                     partial(_text_cells, self.modes_column, 28, ""),
                 )
             )
-        columns.append(Column("status", "status", False, self._status_keys, self._status_cell))
+        columns.append(Column("status", "status", False, self._status_keys, self._status_cell, self._status_cells))
         columns.append(
             Column(
                 "query",
@@ -163,7 +164,9 @@ class ReportTable:
                     metric=name,
                 )
             )
-        columns.append(Column("latency_ms", "latency ms", True, lambda: self.latency, self._latency_cell))
+        columns.append(
+            Column("latency_ms", "latency ms", True, lambda: self.latency, self._latency_cell, self._latency_cells)
+        )
         if any(a is not None for a in self.answers[:1000]) or any(a is not None for a in self.answers):
             columns.append(
                 Column(
@@ -185,9 +188,19 @@ class ReportTable:
             return ("✗ " + str(self.error_types[i] or "error"), "hx-bad", str(self.messages[i] or "")[:400])
         return ("✓ ok", "hx-ok", "")
 
+    def _status_cells(self, rows: np.ndarray) -> list[Cell]:
+        ok: Cell = ("✓ ok", "hx-ok", "")
+        return [self._status_cell(i) if failed else ok for i, failed in zip(rows.tolist(), self.case_error[rows])]
+
     def _latency_cell(self, i: int) -> Cell:
         value = self.latency[i]
         return (format_ms(float(value)), "hx-n", "") if np.isfinite(value) else ("—", "hx-na", "")
+
+    def _latency_cells(self, rows: np.ndarray) -> list[Cell]:
+        return [
+            (format_ms(value), "hx-n", "") if math.isfinite(value) else ("—", "hx-na", "")
+            for value in self.latency[rows].tolist()
+        ]
 
     # -- what a user takes away ------------------------------------------------------------
     def frame(self, rows: np.ndarray) -> pd.DataFrame:
@@ -225,4 +238,8 @@ def _row_cells(rows: np.ndarray) -> list[Cell]:
 
 
 def _text_cells(values: np.ndarray, limit: int, cls: str, rows: np.ndarray) -> list[Cell]:
-    return [text_cell(value, limit, cls) for value in values[rows].tolist()]
+    """:func:`text_cell` of many rows (a short text, the common case, inline)."""
+    return [
+        (value, cls, "") if type(value) is str and len(value) <= limit else text_cell(value, limit, cls)
+        for value in values[rows].tolist()
+    ]

@@ -18,11 +18,8 @@ _CLASS: Any = None
 
 
 def _css() -> str:
-    """The explorer's own CSS plus the report views' (``.heta-report`` scoped) for the case panel."""
-    from heta_nb.render.env import environment
-
-    styles = environment().get_template("styles.css.j2").render()
-    return (ASSETS / "explorer.css").read_text(encoding="utf-8") + "\n" + styles
+    """The explorer's one stylesheet (the case panel included: the browser builds it)."""
+    return (ASSETS / "explorer.css").read_text(encoding="utf-8")
 
 
 def explorer_widget_class() -> Any:
@@ -30,10 +27,13 @@ def explorer_widget_class() -> Any:
 
     Traits the kernel sets: ``columns``, ``rows`` (the page: at most ``page_size`` rows of
     plain-text cells), ``info`` (counts, page, empty state, error), ``options`` (what the
-    controls offer), ``panel`` (the case panel's escaped HTML) and ``selected``. Traits the
-    browser sets: ``search``, ``mode``, ``status``, ``label``, ``metric``, ``low``, ``high``,
-    ``quick``, ``system``, ``report``, ``sort``, ``descending``, ``page``. Actions (open a
-    row, next, previous, close, reset) arrive as custom messages.
+    controls offer), ``case`` (the open case's panel data, :mod:`heta_nb.explorer.case_data`;
+    the browser builds the panel with ``textContent``) and ``selected``. Traits the browser
+    sets: ``search``, ``mode``, ``status``, ``label``, ``metric``, ``low``, ``high``,
+    ``quick``, ``system``, ``report``, ``sort``, ``descending``, ``page`` and ``column_layout``
+    (the columns shown, pinned and their order). Actions (open a row, next, previous,
+    close, reset) arrive as custom messages. A standalone page runs the same ES module on
+    ``assets/engine.js``'s model instead (:mod:`heta_nb.explorer.page`).
     """
     global _CLASS
     if _CLASS is not None:
@@ -57,8 +57,9 @@ def explorer_widget_class() -> Any:
         rows: Any = t.List().tag(sync=True)
         info = t.Dict().tag(sync=True)
         options = t.Dict().tag(sync=True)
-        panel = t.Unicode("").tag(sync=True)
+        case = t.Dict(allow_none=True, default_value=None).tag(sync=True)
         selected = t.Int(-1).tag(sync=True)
+        column_layout = t.Dict().tag(sync=True)  # (not ``layout``: every DOMWidget's Layout)
 
         search = t.Unicode("").tag(sync=True)
         mode = t.Unicode("").tag(sync=True)

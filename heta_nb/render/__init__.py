@@ -52,6 +52,7 @@ __all__ = [
     "render_response_html",
     "render_run_html",
     "render_score_html",
+    "render_store_html",
     "render_widget_parts",
     "report_plain_text",
     "repr_mimebundle",
@@ -183,6 +184,11 @@ def render_leaderboard_html(board: Any) -> str:
     from heta_nb.render.context.leaderboard import leaderboard_context
 
     return _render("leaderboard.html.j2", ctx=leaderboard_context(board.to_context()))
+
+
+def render_store_html(location: str, reports: list[tuple[str, str]], limit: int = 50) -> str:
+    """A report store's listing (``(key, label)`` per report, newest first): a store explorer's static view."""
+    return _render("store.html.j2", location=location, reports=reports, limit=limit)
 
 
 def _view(obj: Any) -> Callable[[Any], str]:

@@ -1,5 +1,9 @@
 """The standalone page: ``standalone.html.j2`` around a static view, with the explorer's JSON.
 
+The explorer (its JSON, script and styles) comes from the caller: it is
+:mod:`heta_nb.explorer`'s, the notebook widget's own UI on an in-page source, which this
+(lower) layer does not import.
+
 The JSON (every case's details: tens of MB for a large report) never passes through
 Jinja: the template renders a random placeholder, and the page is kept as the text
 before it, the JSON as UTF-8 bytes and the text after it (:class:`Page`).
@@ -9,7 +13,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime, timezone
-from importlib import resources
 from typing import Any, NamedTuple
 
 from markupsafe import Markup
@@ -47,7 +50,10 @@ def standalone_document(
     fragment: str,
     figures: list[dict[str, str]],
     explorer: dict[str, Any],
+    explorer_rows: int,
     explorer_noun: str,
+    explorer_script: str,
+    explorer_styles: str,
     data_id: str,
     facts: list[tuple[str, str]],
     manifests: list[dict[str, Any]],
@@ -59,8 +65,10 @@ def standalone_document(
             one the caller chose (else the view's own is the title).
         fragment: the static view (HTML made by :mod:`heta_nb.render`); ``figures``: ``data_uri``, ``alt``
             and ``caption`` of each figure.
-        explorer: the explorer's ``columns``, ``rows``, ``modes`` and ``metrics``; ``explorer_noun``:
-            what one explorer row is, after its count; ``data_id``: the id of its JSON payload.
+        explorer: the explorer's JSON payload (:mod:`heta_nb.explorer.page`); ``explorer_rows`` and
+            ``explorer_noun``: how many rows and what one is; ``explorer_script`` and
+            ``explorer_styles``: the inline script that mounts it and its CSS; ``data_id``: the
+            id of its JSON payload.
         facts: ``(label, value)`` pairs that trace the export; ``manifests``: ``title``, ``text``,
             ``truncated`` and ``size`` of each manifest block.
     """
@@ -76,19 +84,24 @@ def standalone_document(
             exported_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             fragment=Markup(fragment),
             figures=figures,
-            explorer=explorer,
-            explorer_rows=len(explorer["rows"]),
+            explorer_rows=explorer_rows,
             explorer_noun=explorer_noun,
             data_id=data_id,
             facts=facts,
             manifests=manifests,
-            explorer_js=Markup(_asset("explorer.js")),
+            explorer_js=Markup(_script_text(explorer_script)),
+            explorer_css=Markup(_style_text(explorer_styles)),
         )
     )
     head, _, tail = page.partition(token)
     return Page(head, html_safe_json_bytes(explorer), tail)
 
 
-def _asset(name: str) -> str:
-    """A file of ``render/assets`` (the explorer's script)."""
-    return (resources.files("heta_nb") / "render" / "assets" / name).read_text(encoding="utf-8")
+def _script_text(script: str) -> str:
+    """A script's text as a ``<script>`` element holds it (no ``</script`` can end it early)."""
+    return script.replace("</script", "<\\/script").replace("<!--", "<\\!--")
+
+
+def _style_text(styles: str) -> str:
+    """CSS as a ``<style>`` element holds it."""
+    return styles.replace("</style", "<\\/style")

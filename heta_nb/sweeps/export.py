@@ -13,11 +13,9 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import math
 import os
 from typing import TYPE_CHECKING, Any
 
-from heta_nb._util.text import shorten
 from heta_nb._version import __version__
 
 if TYPE_CHECKING:
@@ -27,7 +25,6 @@ __all__ = ["board_html", "board_sections", "figure_view"]
 
 FIGURES = 4
 """Heatmaps on a standalone page (one per metric, the first ones)."""
-TEXT_CHARS = 160
 
 
 def figure_view(board: Any, metric: str, kind: str = "heatmap") -> Any:
@@ -40,32 +37,32 @@ def figure_view(board: Any, metric: str, kind: str = "heatmap") -> Any:
     return FigureView(svg, caption if svg is not None else f"{caption}: not drawn ({problem})")
 
 
+_CELL_COLUMNS = (
+    ("benchmark", "benchmark", False),
+    ("system", "system", False),
+    ("metric", "metric", False),
+    ("n", "n", True),
+    ("mean", "mean", True),
+    ("ci_low", "ci low", True),
+    ("ci_high", "ci high", True),
+    ("rank", "rank", True),
+    ("mean_diff", "mean diff", True),
+    ("p_adjusted", "p adjusted", True),
+    ("verdict", "verdict", False),
+)
+
+
 def _explorer(board: Any) -> dict[str, Any]:
-    columns = ["benchmark", "system", "metric", "n", "mean", "ci_low", "ci_high", "rank", "mean_diff", "p_adjusted"]
-    columns += ["verdict"]
-    rows = []
-    for row in board.rows():
-        item: dict[str, Any] = {}
-        for key in columns:
-            value = row[key]
-            if isinstance(value, float) and not math.isfinite(value):
-                value = None
-            elif isinstance(value, str):
-                value = shorten(value, TEXT_CHARS)
-            item[key] = value
-        item["mode"] = item["benchmark"]
-        item["status"] = "ok"
-        rows.append(item)
-    return {
-        "columns": [{"key": c, "label": c.replace("_", " ")} for c in columns],
-        "rows": rows,
-        "modes": [shorten(b, TEXT_CHARS) for b in board.benchmarks],
-        "metrics": [],
-    }
+    """Every cell of the board (system × benchmark × metric) as the page's explorer table."""
+    from heta_nb.explorer.page import rows_page_data
+
+    rows = [[row[key] for key, _, _ in _CELL_COLUMNS] for row in board.rows()]
+    return rows_page_data("Leaderboard cells", "cells", _CELL_COLUMNS, rows, group=0, group_label="benchmark")
 
 
 def board_html(board: Any, *, title: str | None = None) -> Page:
     """The standalone page of ``board`` (:func:`heta_nb.to_html` writes it)."""
+    from heta_nb.explorer.page import page_script, page_styles
     from heta_nb.render import render_leaderboard_html
     from heta_nb.render.figures import draw_svg
     from heta_nb.render.standalone import standalone_document
@@ -84,12 +81,16 @@ def board_html(board: Any, *, title: str | None = None) -> Page:
             }
         )
     key = "|".join([*board.benchmarks, *board.systems, *board.metrics])
+    explorer = _explorer(board)
     page = standalone_document(
         title=title or f"heta_nb leaderboard · {', '.join(board.benchmarks)}",
         fragment=render_leaderboard_html(board),
         figures=figures,
-        explorer=_explorer(board),
-        explorer_noun="cells (system × benchmark × metric; the mode filter selects a benchmark)",
+        explorer=explorer,
+        explorer_rows=explorer["tables"][""]["n"],
+        explorer_noun="cells (system × benchmark × metric)",
+        explorer_script=page_script(),
+        explorer_styles=page_styles(),
         data_id="heta-explorer-lb-" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:10],
         facts=[
             ("recipes", ", ".join(board.recipes)),

@@ -244,12 +244,6 @@ def _documents(report: Any, other: Any, tmp: Path) -> dict[str, str | BaseExcept
     )
     add("sweep progress", lambda: render_sweep_html(SweepState(pairs, name, 2, "javascript:alert(1)", 0.0, 1.0)))
 
-    def panel() -> str:
-        explorer = heta_nb.explore(report)
-        explorer.open(3)
-        return str(explorer.widget.panel)
-
-    add("explorer case panel", panel)
     add("report export", lambda: heta_nb.to_html(report))
     add("comparison export", lambda: heta_nb.to_html(comparison))
     add("leaderboard export", board.to_html)

@@ -182,8 +182,10 @@ def test_standalone_export_in_the_browser(browser, tmp_path: Path, artifacts_dir
     expect(explorer).to_be_visible()
     expect(explorer).to_have_attribute("data-matching", "30")
     page.fill(".hx-search", "lantern")
+    page.press(".hx-search", "Enter")
     assert int(explorer.get_attribute("data-matching") or 0) < 30
     page.fill(".hx-search", "")
+    page.press(".hx-search", "Enter")
     page.select_option(".hx-status", "error")
     expect(explorer).to_have_attribute("data-matching", "0")
     page.select_option(".hx-status", "")

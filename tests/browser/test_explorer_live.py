@@ -94,7 +94,7 @@ def test_explore_results_so_far(page, request, artifacts_dir: Path, ui: str) -> 
     expect(count).to_contain_text("120 of 120 match")
     expect(button).to_have_text("Hide the explorer")
     root.locator("tbody tr").first.click()
-    expect(root.locator(".hx-panel-box")).to_contain_text("c000")
+    expect(root.locator("[data-testid='hx-panel']")).to_contain_text("c000")
     root.scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts_dir / f"explorer-live-{ui}-final.png"))
     button.click()

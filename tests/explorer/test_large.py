@@ -53,7 +53,7 @@ def test_filter_sort_page_and_select_on_100k_results(big: EvaluationReport) -> N
     widget._handle_custom_msg({"action": "next"}, [])  # the last match: stays
     assert widget.selected == last
 
-    state = widget.get_state(["rows", "info", "columns", "options", "panel"])
+    state = widget.get_state(["rows", "info", "columns", "options", "case"])
     assert len(json.dumps(state).encode()) < 200_000
     widget._handle_custom_msg({"action": "reset"}, [])
     assert explorer.matched == 100_002 and np.array_equal(explorer.rows[:5], np.arange(5))

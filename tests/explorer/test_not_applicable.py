@@ -3,15 +3,14 @@ the reason in the cell's title and in the case panel; it sorts last and leaves r
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import heta_nb
+from heta_nb.explorer.case_data import CaseDataLimits, case_data
 from heta_nb.explorer.columns import STATUSES
-from heta_nb.explorer.panel import case_panel_context, render_panel
 from heta_nb.explorer.table import ReportTable
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "heta-0.1.2" / "report-normal.json"
@@ -50,10 +49,9 @@ def test_the_case_panel_gives_the_reason_and_heta_s_value(table: ReportTable) ->
     row = int(np.flatnonzero(table.modes_column == "full_text_search")[0])
     reasons = table.not_applicable_of(row)
     assert reasons["answer_contains"] == "full_text_search returns no answers"
-    panel = html.unescape(
-        render_panel("explorer_case.html.j2", ctx=case_panel_context(table.case(row), not_applicable=reasons))
-    )
-    line = panel.split(">answer_contains</th>")[1].split("</tr>")[0]
-    assert ">n/a</td>" in line and "n/a: full_text_search returns no answers (Heta scores it false)" in line
+    scores = {s[0]: s for s in case_data(table.case_json(row), None, CaseDataLimits(), not_applicable=reasons)["s"]}
+    name, text, cls, _, reason = scores["answer_contains"]
+    assert (text, cls) == ("n/a", "n")
+    assert reason == "full_text_search returns no answers (Heta scores it false)"
     other = int(np.flatnonzero(table.modes_column == "extractive_answer")[0])
     assert "answer_contains" not in table.not_applicable_of(other)

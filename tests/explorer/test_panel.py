@@ -3,8 +3,6 @@ relevant / not judged, every score's metadata, errors with tracebacks, run facts
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from helpers import report_dict
 
@@ -115,47 +113,64 @@ def _benchmark() -> Benchmark:
     return Benchmark({"name": "panel", "version": "1", "split": "test", "task_type": "qa"}, (), cases)
 
 
-def _marks(panel: str) -> list[str]:
-    return re.findall(r'<td><span class="hx-mark [a-z-]+" title="[^"]*">([a-z ]+)</span></td>', panel)
+def _data(explorer) -> dict:  # noqa: ANN001 - an Explorer
+    """The open case's panel data (the browser builds the panel from it with textContent)."""
+    case = explorer.widget.case
+    assert case is not None and case["kind"] == "report"
+    return case["data"]
+
+
+def _marks(data: dict) -> list[str]:
+    return [r[2] for r in data["r"]]
+
+
+def _whys(data: dict) -> list[str]:
+    return [r[5] if len(r) > 5 else "" for r in data["r"]]
 
 
 def test_results_are_judged_from_the_benchmark() -> None:
     explorer = explore(_report(), benchmark=_benchmark())
     explorer.open(case_id="c1")
-    panel = explorer.widget.panel
-    assert _marks(panel) == ["relevant", "not relevant", "relevant"]
-    assert 'title="document d1 is judged relevant (grade 1)"' in panel  # by its raw key
-    assert 'title="matches expected evidence #2"' in panel
-    assert "matches none of the case&#39;s 2 evidence item(s)" in panel
-    assert "2 relevant" in panel and "1 not relevant" in panel
+    data = _data(explorer)
+    assert _marks(data) == ["r", "n", "r"]
+    whys = _whys(data)
+    assert whys[0] == "document d1 is judged relevant (grade 1)"  # by its raw key
+    assert whys[2] == "matches expected evidence #2"
+    assert "matches none of the case's 2 evidence item(s)" in whys[1]
     # gold data: answers, evidence with its grade, labels
-    assert '<span class="hx-gold">Ansel</span>; <span class="hx-gold">Ansel Marr</span>' in panel
-    assert "<code>d1</code>" in panel and "grade 2" in panel and "difficulty = hard" in panel
+    assert data["x"]["a"] == ["Ansel", "Ansel Marr"]
+    assert data["x"]["ev"] == [["d1", "", "", ""], ["", "{source_key_prefix: raw/benchmarks/panel/test/d9/}", "", "2"]]
+    assert "difficulty=hard" in data["x"]["l"]  # as the label filter writes it
     explorer.open(case_id="c2")
-    assert _marks(explorer.widget.panel) == ["not judged"]
-    assert "the benchmark case has no expected evidence" in explorer.widget.panel
+    data = _data(explorer)
+    assert _marks(data) == ["u"]
+    assert "the benchmark case has no expected evidence" in data["uw"]
 
 
 def test_without_the_benchmark_only_what_evaluators_matched_is_marked() -> None:
     explorer = explore(_report())
     explorer.open(case_id="c1")
-    panel = explorer.widget.panel
-    assert _marks(panel) == ["relevant", "not judged", "not judged"]
-    assert "report.json keeps no gold data: pass benchmark= to explore(...) to see it" in panel
+    data = _data(explorer)
+    assert _marks(data) == ["r", "u", "u"]
+    assert "x" not in data and "uw" not in data  # the panel says "report.json keeps no gold data"
 
 
 def test_every_score_with_its_metadata_and_the_run_facts() -> None:
     explorer = explore(_report())
     explorer.open(case_id="c1")
-    panel = explorer.widget.panel
-    assert "missing_reference_ids" in panel and "d9" in panel  # score metadata
-    assert "evaluator error ZeroDivisionError: division by zero" in panel
-    assert "latency 12.5 ms · query 10.2 ms · attempts 3 (retries 2)" in panel
-    assert 'data-testid="hx-answer">Ansel kept it<' in panel
-    assert "<code>citation_1</code>" in panel and "bm25 over 3 chunks" in panel  # citations and trace
+    data = _data(explorer)
+    scores = {s[0]: s for s in data["s"]}
+    assert "missing_reference_ids" in scores["evidence_recall@5"][3] and "d9" in scores["evidence_recall@5"][3]
+    assert scores["evidence_recall@5"][1:3] == ["0.500", "v"]
+    assert scores["answer_f1"][1:] == ["error", "e", "evaluator error ZeroDivisionError: division by zero"]
+    assert data["f"] == ["12.5", "10.2", "3", "2"]  # latency, query ms, attempts, retries
+    assert data["a"] == "Ansel kept it"
+    assert data["c"][0][0] == "citation_1" and data["t"][0][:2] == ["retrieve", "bm25 over 3 chunks"]
     explorer.open(case_id="c2")
-    assert "skipped: case has no expected evidence" in explorer.widget.panel
-    assert "none (this mode returns results only)" in explorer.widget.panel
+    data = _data(explorer)
+    (skipped,) = data["s"]
+    assert skipped[1:] == ["skipped", "s", "skipped: case has no expected evidence (Heta counts it as 0.000)"]
+    assert data["a"] is None  # the panel reads "none (this mode returns results only)"
 
 
 def test_an_error_shows_its_traceback_and_attempts() -> None:
@@ -163,10 +178,11 @@ def test_an_error_shows_its_traceback_and_attempts() -> None:
     assert list(explorer.selection["case_id"]) == ["c1", "c3"]  # c1: its answer_f1 evaluator raised
     case = explorer.open(1)
     assert case.case_id == "c3"
-    panel = explorer.widget.panel
-    assert "✗ TimeoutError" in panel and "query did not finish within 30 s" in panel
-    assert '<pre class="heta-pre">Traceback (most recent call last):' in panel
-    assert "attempts 2 (retries 1)" in panel and "retryable" in panel
+    data = _data(explorer)
+    assert data["e"][:2] == ["TimeoutError", "query did not finish within 30 s"]
+    assert data["e"][2].startswith("Traceback (most recent call last):")
+    assert data["e"][3] == "attempts 2 · retryable"
+    assert data["f"][2:] == ["2", "1"]
 
 
 @pytest.mark.hostile
@@ -183,9 +199,9 @@ def test_hostile_text_is_escaped_in_rows_and_panel() -> None:
     explorer = explore(report, search="onerror")
     assert explorer.matched == 1
     explorer.open(0)
-    panel = explorer.widget.panel
-    assert "<script" not in panel and "<img" not in panel
-    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in panel
+    data = _data(explorer)
+    # plain text, never markup: the browser writes it with textContent (tests/browser proves it inert)
+    assert data["q"] == payload and data["a"] == payload and data["r"][0][4] == payload
     row = explorer.widget.rows[0]
     assert payload in [cell[0] for cell in row["cells"]]  # cells are plain text: the browser writes them as text
     assert explorer.widget.info["case_text"].startswith(payload)

@@ -35,11 +35,31 @@ def test_a_store_explorer_picks_a_report_first(store) -> None:
         explorer.choose("nope/report.json")
 
 
+def test_without_widgets_a_store_explorer_reads_as_the_store_s_listing(store) -> None:
+    explorer = explore(store)
+    data, _ = explorer._repr_mimebundle_()
+    assert data["text/plain"] == "<Explorer Report store: choose a report: choose one of 2 reports>"
+    html = data["text/html"]  # what nbviewer or GitHub shows: the reports, newest first, with their keys
+    assert 'data-testid="heta-store"' in html and "2 reports, newest first" in html
+    assert html.index("kb / second") < html.index("kb / first")
+    assert all(key in html for key, _ in explorer.options()["reports"])
+    explorer.choose(explorer.options()["reports"][1][0])
+    explorer.filter(mode="extractive_answer", status="ok")
+    explorer.open(0)
+    assert repr(explorer) == (
+        "<Explorer first · synthetic:1:test: 19 of 60 match (mode extractive_answer; status ok),"
+        " page 1 of 1, case q00000 · extractive_answer open>"
+    )
+    assert 'data-testid="heta-report"' in explorer._repr_mimebundle_()[0]["text/html"]
+
+
 def test_an_empty_store_says_so(tmp_path) -> None:
     empty = ReportStore(tmp_path / "empty")
     (tmp_path / "empty").mkdir()
     explorer = explore(empty)
     assert explorer.widget.info["empty"] == "This store has no reports yet."
+    assert repr(explorer) == "<Explorer Report store: choose a report: no reports yet>"
+    assert "This store has no reports yet." in explorer._repr_mimebundle_()[0]["text/html"]
 
 
 def test_paths_and_store_references(store, tmp_path) -> None:

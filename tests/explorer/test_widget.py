@@ -55,15 +55,15 @@ def test_messages_open_step_and_close_cases(report) -> None:
     widget = explorer.widget
     row = widget.rows[3]["row"]
     _send(widget, action="open", row=row)
-    assert widget.selected == row and explorer.case.raw is report.raw["case_results"][row]
-    assert 'data-testid="hx-case"' in widget.panel
+    assert widget.selected == row and explorer.case.raw == report.case_result_json(row)
+    assert widget.case["row"] == row and widget.case["id"] == explorer.case.case_id and widget.case["data"]["s"]
     assert widget.info["case_text"] == f"{explorer.table.describe_row(row)} · 4 of {explorer.matched:,}"
     _send(widget, action="next")
     assert widget.selected == widget.rows[4]["row"]
     _send(widget, action="previous")
     assert widget.selected == row
     _send(widget, action="close")
-    assert widget.selected == -1 and widget.panel == ""
+    assert widget.selected == -1 and widget.case is None
     _send(widget, action="open", row=10**9)
     assert "row" in widget.info["error"] or "index" in widget.info["error"]
     _send(widget, action="reset")
@@ -91,7 +91,7 @@ def test_the_page_state_stays_small_whatever_the_text() -> None:
                 item["text"] = long
     explorer = explore(EvaluationReport.from_raw(data))
     explorer.open(0)
-    state = explorer.widget.get_state(["rows", "info", "columns", "options", "panel"])
+    state = explorer.widget.get_state(["rows", "info", "columns", "options", "case"])
     size = len(json.dumps(state).encode("utf-8"))
     assert size < 200_000, size
     assert all(len(cell[0]) <= 100 for row in explorer.widget.rows for cell in row["cells"])
@@ -102,7 +102,17 @@ def test_the_module_writes_kernel_values_as_text_only() -> None:
     from heta_nb.explorer.widget import ASSETS
 
     source = (ASSETS / "explorer.js").read_text()
-    assert source.count("innerHTML") == 1  # the case panel, rendered by the autoescaping Jinja environment
-    assert "panel.innerHTML = html;" in source
-    for forbidden in ("http://", "https://", "import(", "eval(", "new Function", "outerHTML", "insertAdjacentHTML"):
-        assert forbidden not in source
+    engine = (ASSETS / "engine.js").read_text()
+    for text in (source, engine):  # the case panel too: built with textContent from the case's data
+        for forbidden in (
+            "innerHTML",
+            "http://",
+            "https://",
+            "import(",
+            "eval(",
+            "new Function",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+        ):
+            assert forbidden not in text

@@ -10,8 +10,9 @@ from helpers import FIXTURES
 
 import heta_nb
 from heta_nb.benchmark.load import load_benchmark
-from heta_nb.export import ExportLimits, comparison_explorer_data, report_explorer_data, to_html
-from heta_nb.render.context.export_cases import case_data
+from heta_nb.explorer.case_data import CaseDataLimits, case_data
+from heta_nb.explorer.page import comparison_page_data, report_page_data
+from heta_nb.export import ExportLimits, to_html
 from heta_nb.testing import synthetic_report
 
 REPORT = FIXTURES / "report-normal.json"
@@ -24,28 +25,30 @@ def _benchmark():  # noqa: ANN202 - heta_nb's Benchmark
 
 def test_every_row_has_its_case_details_with_gold_data_and_judged_chunks() -> None:
     report = heta_nb.load_report(REPORT)
-    data = report_explorer_data(report, ExportLimits(), _benchmark())
-    assert len(data["details"]) == len(data["rows"]) == report.case_count
+    data = report_page_data(report, CaseDataLimits(), _benchmark())
+    table = data["tables"][""]
+    assert len(table["cases"]) == table["n"] == len(table["case_ids"]) == report.case_count
     marks = set()
-    for index, (row, details) in enumerate(zip(data["rows"], data["details"])):
+    for index, (case_id, details) in enumerate(zip(table["case_ids"], table["cases"])):
         raw = report.case_result_json(index)
+        assert case_id == raw["case_id"]
         assert details["q"] == raw["query"][:600]
         assert [s[0] for s in details["s"]] == [s["name"] for s in raw["scores"]]
         if raw.get("response") is not None:
             assert details["a"] == raw["response"].get("answer")
             assert len(details["r"]) == min(5, len(raw["response"]["results"]))
             marks.update(r[2] for r in details["r"])
-        assert row["case_id"] in data["expected"]
+        assert case_id in data["expected"]
     assert {"r", "n"} <= marks  # the benchmark's judgements mark chunks both ways
-    gold = data["expected"][data["rows"][0]["case_id"]]
+    gold = data["expected"][table["case_ids"][0]]
     assert gold["a"] and gold["ev"]
 
 
 def test_without_the_benchmark_chunks_are_judged_from_the_evaluators_metadata() -> None:
     report = heta_nb.load_report(REPORT)
-    data = report_explorer_data(report, ExportLimits())
+    data = report_page_data(report, CaseDataLimits())
     assert data["expected"] == {}
-    marks = {r[2] for d in data["details"] for r in d.get("r", [])}
+    marks = {r[2] for d in data["tables"][""]["cases"] for r in d.get("r", [])}
     assert "r" in marks
 
 
@@ -73,7 +76,7 @@ def test_the_export_is_no_larger_than_its_report_json_and_embeds_no_markup(tmp_p
     payload = re.search(r'<script type="application/json" id="[^"]+">(.*?)</script>', html, re.S)
     assert payload is not None
     data = json.loads(payload.group(1))
-    assert len(data["details"]) == report.case_count
+    assert len(data["tables"][""]["cases"]) == report.case_count
     assert "</script" not in payload.group(1).lower()
     assert "innerHTML" not in html  # the panel is built with textContent only
 
@@ -81,18 +84,20 @@ def test_the_export_is_no_larger_than_its_report_json_and_embeds_no_markup(tmp_p
 def test_a_comparison_shows_both_systems_side_by_side_with_quick_filters() -> None:
     report = heta_nb.load_report(REPORT)
     comparison = heta_nb.compare(report, modes=list(report.modes)[:2])
-    data = comparison_explorer_data(comparison, ExportLimits())
-    assert {row["change"] for row in data["rows"]} <= {"regression", "improvement", "same"}
-    case_ids = {str(row["case_id"]) for row in data["rows"]}
-    assert set(data["pairs"]) == case_ids
-    some = next(iter(data["pairs"].values()))
-    assert [side[0] for side in some["s"]] == list(comparison.systems)
-    assert all(len(side) >= 3 for side in some["s"])
+    data = comparison_page_data(comparison, CaseDataLimits())
+    (system,) = comparison.candidates
+    assert data["systems"] == [system]
+    table = data["tables"][system]
+    assert table["quick"] == ["regressions", "improvements", "differing"]
+    assert len(table["cases"]) == table["n"] == len(table["case_ids"]) > 0
+    some = table["cases"][0]
+    assert [side[0] for side in some["s"]] == [comparison.baseline_of(system), system]
+    assert all(side[1] is None or "q" in side[1] for side in some["s"])
+    assert [row[0] for row in some["m"]] == list(comparison.metrics)
 
 
 def test_exported_marks_follow_heta_evidence_rule_as_the_explorer_does() -> None:
     from heta_nb.benchmark import BenchmarkCase, BenchmarkEvidence, BenchmarkExpected
-    from heta_nb.render.context.export_cases import CaseDataLimits, judge_marks
 
     gold = BenchmarkCase(
         case_id="c1",
@@ -110,5 +115,4 @@ def test_exported_marks_follow_heta_evidence_rule_as_the_explorer_does() -> None
         "response": {"mode": "m", "results": [result("raw/b/test/d2/x.txt"), result("raw/b/test/d1/x.txt")]},
     }
     # a locator is matched by Heta's rule, with no graded documents in sight
-    assert judge_marks(data, gold, 5) == ["n", "r"]
     assert [r[2] for r in case_data(data, gold, CaseDataLimits())["r"]] == ["n", "r"]

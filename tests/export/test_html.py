@@ -73,15 +73,16 @@ def test_fixture_reports_export(tmp_path: Path, path: Path) -> None:
     assert list(target.parent.iterdir()) == [target], "no temporary files may be left behind"
     parser = _parse(html)
     _assert_offline(parser)
-    assert 'data-testid="heta-report"' in html and 'data-testid="heta-explorer"' in html
+    assert 'data-testid="heta-report"' in html and "data-heta-explorer=" in html
     payload = next(
         s
         for s, (t, a) in zip(parser.scripts, [x for x in parser.tags if x[0] == "script"])
         if a.get("type") == "application/json"
     )
     data = json.loads(payload)
-    assert len(data["rows"]) == len(report.case_results)  # every case, not the first N
-    assert {r["case_id"] for r in data["rows"]} == {r.case_id for r in report.case_results}
+    table = data["tables"][""]
+    assert table["n"] == len(table["cases"]) == len(report.case_results)  # every case, not the first N
+    assert table["case_ids"] == [r.case_id for r in report.case_results]
     assert report.report_id in html and "Recipe manifest" in html
     assert re.search(r"url\(|@import", html.split("<script>")[0].split("</style>")[0]) is None
 
@@ -104,7 +105,9 @@ def test_hostile_text_cannot_break_out_of_the_json_payload() -> None:
     assert not any(t == "img" and "onerror" in a for t, a in parser.tags)
     assert sum(1 for t, _ in parser.tags if t == "script") == 2  # the JSON payload and the explorer code only
     payload = json.loads(next(s for s in parser.scripts if s.strip().startswith("{")))
-    assert payload["rows"][0]["query"] == "</script><script>alert(1)</script><!--"
+    table = payload["tables"][""]
+    assert table["cases"][0]["q"] == "</script><script>alert(1)</script><!--"
+    assert table["case_ids"][0] == "c01\"'><img src=x onerror=alert(1)>"
 
 
 def test_big_report_export_is_smaller_than_its_report_json(tmp_path: Path) -> None:
@@ -113,8 +116,8 @@ def test_big_report_export_is_smaller_than_its_report_json(tmp_path: Path) -> No
     target = heta_nb.to_html(report, tmp_path / "big.html")
     assert target.stat().st_size < size
     html = target.read_text(encoding="utf-8")
-    rows = json.loads(next(s for s in _parse(html).scripts if s.strip().startswith("{")))["rows"]
-    assert len(rows) == 1800
+    table = json.loads(next(s for s in _parse(html).scripts if s.strip().startswith("{")))["tables"][""]
+    assert table["n"] == len(table["cases"]) == 1800
 
 
 def test_comparison_export(tmp_path: Path) -> None:

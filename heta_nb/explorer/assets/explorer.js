@@ -1,29 +1,271 @@
-// heta_nb case explorer (anywidget ES module). The kernel filters, sorts and pages; this
-// module draws the controls, one page of rows and the case panel. Every value from the
-// kernel is written with textContent, except the case panel, which the kernel renders
-// through heta_nb's autoescaping Jinja environment. No libraries, no network.
+// heta_nb case explorer: one UI for the notebook widget and the standalone page.
+//
+// `render({ model, el })` draws the controls, one page of rows, the columns menu and the case
+// panel. It only talks to `model` (get / set / save_changes / on / send): in a notebook that is
+// the anywidget model (the kernel filters, sorts and pages: 100k cases stay fast); in a
+// standalone page it is engine.js's PageModel over the embedded JSON. Every untrusted text is
+// written with textContent; no key from the data is looked up on a plain object; no libraries,
+// no network.
+
+const INPUTS = ["search", "mode", "status", "label", "metric", "low", "high", "quick", "system", "report"];
+const KEYS = "j/k or ↓/↑: next/previous case · n/p: page · /: search · Esc: close";
 
 function h(tag, attrs, children) {
   const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (key === "text") node.textContent = value;
-    else if (key === "on") for (const [ev, fn] of Object.entries(value)) node.addEventListener(ev, fn);
-    else node.setAttribute(key, value);
+  if (attrs) {
+    for (const key of Object.keys(attrs)) {
+      const value = attrs[key];
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "text") node.textContent = String(value);
+      else if (key === "on") for (const ev of Object.keys(value)) node.addEventListener(ev, value[ev]);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
   }
-  for (const child of children || []) if (child) node.appendChild(child);
+  for (const child of children || []) if (child) node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
   return node;
 }
 
 function fillSelect(select, choices, current, anyLabel) {
   select.textContent = "";
   select.appendChild(h("option", { value: "", text: anyLabel }));
-  for (const choice of choices) {
+  for (const choice of choices || []) {
     const value = Array.isArray(choice) ? choice[0] : choice;
     const label = Array.isArray(choice) ? choice[1] : choice;
     select.appendChild(h("option", { value: value, text: label }));
   }
   select.value = current || "";
+  if (select.selectedIndex < 0) select.value = "";
 }
+
+// -- the answers of a comparison, word by word --------------------------------------------
+
+function tokens(text) { return String(text || "").split(/(\s+)/).filter((t) => t !== ""); }
+
+// Which tokens of a and of b are outside their longest common subsequence (words only).
+function changedTokens(a, b) {
+  const n = a.length, m = b.length;
+  const inA = new Array(n).fill(true), inB = new Array(m).fill(true);
+  if (n * m > 250000) return [inA, inB];  // too long to diff: everything reads as changed
+  const table = new Array(n + 1);
+  for (let i = 0; i <= n; i++) table[i] = new Uint16Array(m + 1);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      table[i][j] = a[i] === b[j] ? table[i + 1][j + 1] + 1 : Math.max(table[i + 1][j], table[i][j + 1]);
+    }
+  }
+  let i = 0, j = 0;
+  while (i < n && j < m) {
+    if (a[i] === b[j]) { inA[i] = false; inB[j] = false; i++; j++; }
+    else if (table[i + 1][j] >= table[i][j + 1]) i++;
+    else j++;
+  }
+  return [inA, inB];
+}
+
+function diffed(parent, words, changed, cls) {
+  words.forEach((word, k) => {
+    if (changed[k] && /\S/.test(word)) parent.appendChild(h("span", { class: cls, text: word }));
+    else parent.appendChild(document.createTextNode(word));
+  });
+}
+
+// -- the case panel ---------------------------------------------------------------------------
+
+const MARKS = { r: ["relevant", "hx-rel"], n: ["not relevant", "hx-nonrel"], u: ["not judged", "hx-unjudged"] };
+const SCORE_CLASSES = { v: "hx-num", t: "hx-true", f: "hx-false", s: "hx-skip", e: "hx-bad", x: "", n: "hx-na" };
+const NO_JUDGEMENTS = "report.json keeps no judgements; pass benchmark= to judge it";
+
+function mark(code) { return MARKS[code === "r" || code === "n" ? code : "u"]; }
+
+function block(label, body, extra) {
+  return h("section", { class: "hx-block" + (extra ? " " + extra : "") }, [h("div", { class: "hx-heading", text: label }), body]);
+}
+
+function clampedText(text, cls) {
+  const box = h("div", { class: "hx-clampbox" });
+  const body = h("div", { class: "hx-text hx-clamped " + (cls || ""), text: text });
+  box.appendChild(body);
+  if (String(text || "").length > 220) {
+    const more = h("button", { type: "button", class: "hx-more", text: "more", "aria-expanded": "false" });
+    more.addEventListener("click", () => {
+      const open = body.classList.toggle("hx-clamped");
+      more.textContent = open ? "more" : "less";
+      more.setAttribute("aria-expanded", open ? "false" : "true");
+    });
+    box.appendChild(more);
+  }
+  return box;
+}
+
+function expectedBlock(x) {
+  if (!x) return block("Expected", h("div", { class: "hx-muted", text: "report.json keeps no gold data: pass benchmark= to see it" }));
+  const body = h("div", {});
+  const answers = h("div", {}, [h("span", { class: "hx-k", text: "answers " })]);
+  if ((x.a || []).length) x.a.forEach((a, k) => { if (k) answers.appendChild(document.createTextNode("; ")); answers.appendChild(h("span", { class: "hx-gold", text: a })); });
+  else answers.appendChild(h("span", { class: "hx-muted", text: "none" }));
+  body.appendChild(answers);
+  if ((x.ev || []).length) {
+    const list = h("ol", { class: "hx-list" });
+    for (const e of x.ev) {
+      list.appendChild(h("li", {}, [
+        e[0] ? h("code", { text: e[0] }) : null, e[1] ? h("span", { class: "hx-muted", text: " " + e[1] }) : null,
+        e[3] ? h("span", { class: "hx-tag", text: " grade " + e[3] }) : null, e[2] ? h("span", { class: "hx-text", text: " “" + e[2] + "”" }) : null,
+      ]));
+    }
+    body.appendChild(h("div", {}, [h("span", { class: "hx-k", text: "evidence" })]));
+    body.appendChild(list);
+  }
+  if (x.l) body.appendChild(h("div", { class: "hx-muted", text: "labels: " + x.l }));
+  return block("Expected", body, "hx-expected");
+}
+
+function scoresTable(scores) {
+  const table = h("table", { class: "hx-scores", "data-testid": "hx-scores" });
+  for (const s of scores || []) {
+    const cls = SCORE_CLASSES[s[2]] !== undefined && Object.prototype.hasOwnProperty.call(SCORE_CLASSES, s[2]) ? SCORE_CLASSES[s[2]] : "";
+    table.appendChild(h("tr", {}, [
+      h("th", { text: s[0] }), h("td", { class: cls, text: s[1], title: s[4] || "" }),
+      h("td", { class: "hx-muted hx-meta", text: s[4] ? s[4] : s[3] || "" }),
+    ]));
+  }
+  if (!(scores || []).length) table.appendChild(h("tr", {}, [h("td", { class: "hx-muted", text: "no scores" })]));
+  return table;
+}
+
+function chunkList(results, total, unjudgedWhy) {
+  const list = h("ol", { class: "hx-chunks", "data-testid": "hx-chunks" });
+  (results || []).forEach((r, k) => {
+    const [label, cls] = mark(r[2]);
+    const why = r[5] || (r[2] === "u" ? unjudgedWhy || NO_JUDGEMENTS : "");
+    list.appendChild(h("li", { class: "hx-chunk " + cls }, [
+      h("div", { class: "hx-chunk-head" }, [
+        h("span", { class: "hx-rank", text: String(k + 1) }),
+        h("span", { class: "hx-mark " + cls, text: label, title: why }),
+        h("span", { class: "hx-src", text: r[3] || "" }),
+        h("span", { class: "hx-muted", text: "score " + r[1] }),
+        h("code", { class: "hx-chunk-id", text: r[0] }),
+      ]),
+      clampedText(r[4], "hx-chunk-text"),
+    ]));
+  });
+  if (!(results || []).length) list.appendChild(h("li", { class: "hx-muted", text: "no results" }));
+  const box = h("div", {}, [list]);
+  if (total > (results || []).length) box.appendChild(h("div", { class: "hx-muted", text: "top " + results.length + " of " + total + " results" }));
+  return box;
+}
+
+// " · 2 relevant · 1 not relevant" of the results shown ("in the top 3" when not all are);
+// nothing when none is judged
+function judgedCounts(results, total) {
+  let relevant = 0, not = 0;
+  for (const r of results || []) { if (r[2] === "r") relevant++; else if (r[2] === "n") not++; }
+  if (!relevant && !not) return "";
+  const shown = (results || []).length;
+  return " · " + relevant + " relevant · " + not + " not relevant" + (total > shown ? " in the top " + shown : "");
+}
+
+function factsText(f) {
+  if (!f) return "";
+  const parts = ["latency " + f[0] + " ms"];
+  if (f[1]) parts.push("query " + f[1] + " ms");
+  if (f[2]) parts.push("attempts " + f[2] + " (retries " + f[3] + ")");
+  return parts.join(" · ");
+}
+
+function answerBlock(d, words, changed, cls) {
+  const box = h("div", { class: "hx-answer", "data-testid": "hx-answer" });
+  if (d.a === null || d.a === undefined) box.appendChild(h("span", { class: "hx-muted", text: "none (this mode returns results only)" }));
+  else if (words) diffed(box, words, changed, cls);
+  else box.textContent = d.a;
+  return block("Answer", box);
+}
+
+function errorBlock(e) {
+  const body = h("div", {}, [h("div", { class: "hx-bad", text: e[0] + ": " + e[1] })]);
+  if (e[3]) body.appendChild(h("div", { class: "hx-muted", text: e[3] }));
+  if (e[2]) body.appendChild(h("details", {}, [h("summary", { text: "traceback" }), h("pre", { class: "hx-pre", text: e[2] })]));
+  return block("Error", body);
+}
+
+function extrasBlock(d) {
+  const body = h("div", {});
+  if ((d.c || []).length) {
+    const cites = h("ul", { class: "hx-list" });
+    for (const c of d.c) cites.appendChild(h("li", {}, [h("code", { text: c[0] }), c[1] ? " → " : "", c[1] ? h("code", { text: c[1] }) : null, c[2] ? h("span", { class: "hx-text", text: " “" + c[2] + "”" }) : null]));
+    body.appendChild(h("details", {}, [h("summary", { text: "Citations · " + d.c.length }), cites]));
+  }
+  if ((d.t || []).length) {
+    const events = h("ol", { class: "hx-list" });
+    for (const t of d.t) events.appendChild(h("li", {}, [h("code", { text: t[0] }), " " + t[1], t[2] ? h("span", { class: "hx-muted", text: " · " + t[2] }) : null]));
+    if (d.tn > d.t.length) events.appendChild(h("li", { class: "hx-muted", text: d.t.length + " of " + d.tn + " events" }));
+    body.appendChild(h("details", {}, [h("summary", { text: "Trace · " + d.tn }), events]));
+  } else if ("t" in d) {
+    body.appendChild(h("div", { class: "hx-muted", text: "trace: none recorded (run with trace=True)" }));
+  }
+  return body;
+}
+
+function reportPanel(c) {
+  const d = c.data || {};
+  const panel = h("div", { class: "hx-case", "data-testid": "hx-case" });
+  panel.appendChild(h("div", { class: "hx-case-head" }, [
+    h("span", { class: "hx-case-title", text: "Case " + c.id + (c.mode ? " · " + c.mode : "") }),
+    h("span", { class: "hx-badge " + (d.e ? "hx-bad" : "hx-ok"), text: d.e ? "✗ " + d.e[0] : "✓ ok" }),
+    h("span", { class: "hx-muted", text: factsText(d.f) }),
+  ]));
+  panel.appendChild(block("Query", h("div", { class: "hx-text hx-query", text: d.q })));
+  const left = h("div", { class: "hx-col" }, [expectedBlock(d.x)]);
+  if ("a" in d) left.appendChild(answerBlock(d));
+  if (d.e) left.appendChild(errorBlock(d.e));
+  const right = h("div", { class: "hx-col" }, [block("Scores", scoresTable(d.s))]);
+  panel.appendChild(h("div", { class: "hx-grid" }, [left, right]));
+  if ("r" in d) panel.appendChild(block("Retrieved · " + d.rn + judgedCounts(d.r, d.rn), chunkList(d.r, d.rn, d.uw)));
+  panel.appendChild(extrasBlock(d));
+  return panel;
+}
+
+function pairPanel(c) {
+  const d = c.data || { s: [] };
+  const panel = h("div", { class: "hx-case hx-pair", "data-testid": "hx-case" });
+  panel.appendChild(h("div", { class: "hx-case-head" }, [
+    h("span", { class: "hx-case-title", text: "Case " + c.id }),
+    d.d ? h("span", { class: "hx-badge hx-warnbadge", text: "the answers differ" }) : null,
+  ]));
+  panel.appendChild(block("Query", h("div", { class: "hx-text hx-query", text: d.q })));
+  const deltas = h("table", { class: "hx-scores hx-deltas", "data-testid": "hx-deltas" });
+  const names = (d.s || []).map((side) => side[0]);
+  deltas.appendChild(h("tr", { class: "hx-head" }, [h("th", { text: "metric" }), h("th", { text: names[0] || "baseline" }), h("th", { text: names[1] || "system" }), h("th", { text: "Δ" })]));
+  for (const row of d.m || []) deltas.appendChild(h("tr", {}, [h("th", { text: row[0] }), h("td", { class: "hx-num", text: row[1] }), h("td", { class: "hx-num", text: row[2] }), h("td", { class: "hx-num " + row[4], text: row[3] })]));
+  panel.appendChild(h("div", { class: "hx-grid" }, [expectedBlock(d.x), block("Differences per metric", deltas)]));
+  const answers = (d.s || []).map((side) => (side[1] && side[1].a) || "");
+  const words = answers.map(tokens);
+  const changed = words.length === 2 ? changedTokens(words[0], words[1]) : words.map((w) => w.map(() => false));
+  const sides = h("div", { class: "hx-sides" });
+  (d.s || []).forEach((side, k) => {
+    const box = h("div", { class: "hx-side", "data-testid": "hx-side" }, [h("div", { class: "hx-side-name", text: side[0] + (k === 0 ? " (baseline)" : "") })]);
+    const s = side[1];
+    if (!s) { box.appendChild(h("div", { class: "hx-muted", text: "no result for this case" })); sides.appendChild(box); return; }
+    box.appendChild(h("div", { class: "hx-muted", text: factsText(s.f) }));
+    if ("a" in s) box.appendChild(answerBlock(s, words[k], changed[k], k === 0 ? "hx-del" : "hx-ins"));
+    if (s.e) box.appendChild(errorBlock(s.e));
+    if ("r" in s) box.appendChild(block("Top chunks · " + s.rn + judgedCounts(s.r, s.rn), chunkList(s.r, s.rn, s.uw)));
+    sides.appendChild(box);
+  });
+  panel.appendChild(sides);
+  return panel;
+}
+
+// a plain table's row (a leaderboard's cell): every column, label and value
+function rowPanel(c) {
+  const d = c.data || { cells: [] };
+  const panel = h("div", { class: "hx-case", "data-testid": "hx-case" }, [h("div", { class: "hx-case-head" }, [h("span", { class: "hx-case-title", text: c.id })])]);
+  const list = h("dl", { class: "hx-facts" });
+  for (const cell of d.cells || []) list.append(h("dt", { text: cell[0] }), h("dd", { class: cell[2] || "", text: cell[1] }));
+  panel.appendChild(list);
+  return panel;
+}
+
+// -- the explorer -----------------------------------------------------------------------------
 
 function render({ model, el }) {
   const set = (name, value) => { model.set(name, value); model.save_changes(); };
@@ -31,18 +273,16 @@ function render({ model, el }) {
 
   // data-lm-suppress-shortcuts: JupyterLab / Notebook 7 leave our keys (j, k, n, p, /) to us
   const root = h("div", { class: "hx-root", tabindex: "0", "data-testid": "heta-explorer", "data-lm-suppress-shortcuts": "true" });
-  const title = h("div", { class: "hx-title" });
+  const title = h("div", { class: "hx-title", "data-testid": "hx-title" });
   const search = h("input", { type: "search", class: "hx-search", placeholder: "Search case id, query, answer, error…  ( / )", "aria-label": "search" });
-  const report = h("select", { class: "hx-report", "aria-label": "report" });
-  const system = h("select", { class: "hx-system", "aria-label": "system" });
-  const mode = h("select", { class: "hx-mode", "aria-label": "mode" });
-  const status = h("select", { class: "hx-status", "aria-label": "status" });
-  const label = h("select", { class: "hx-label", "aria-label": "label" });
-  const metric = h("select", { class: "hx-metric", "aria-label": "metric" });
+  const selects = {};
+  for (const name of ["report", "system", "mode", "status", "label", "metric"]) selects[name] = h("select", { class: "hx-" + name, "aria-label": name });
   const low = h("input", { type: "text", inputmode: "decimal", class: "hx-low", placeholder: "min", "aria-label": "minimum" });
   const high = h("input", { type: "text", inputmode: "decimal", class: "hx-high", placeholder: "max", "aria-label": "maximum" });
   const quick = h("div", { class: "hx-quick", role: "group", "aria-label": "quick filters" });
   const reset = h("button", { type: "button", class: "hx-reset", text: "Reset", title: "clear every filter and the sort" });
+  const columnsButton = h("button", { type: "button", class: "hx-columns-btn", text: "Columns ▾", "aria-expanded": "false", title: "choose, pin and order the columns" });
+  const columnsMenu = h("div", { class: "hx-columns-menu", role: "dialog", "aria-label": "columns", hidden: true });
   const count = h("div", { class: "hx-count", "data-testid": "hx-count", role: "status" });
   const prev = h("button", { type: "button", class: "hx-prev", text: "‹ Prev", title: "previous page (p)" });
   const next = h("button", { type: "button", class: "hx-next", text: "Next ›", title: "next page (n)" });
@@ -50,28 +290,27 @@ function render({ model, el }) {
   const table = h("table", { class: "hx-table" });
   const thead = h("thead"), tbody = h("tbody");
   table.append(thead, tbody);
-  const empty = h("div", { class: "hx-empty", "data-testid": "hx-empty", hidden: "" });
-  const error = h("div", { class: "hx-error", role: "alert", hidden: "" });
-  const panelBar = h("div", { class: "hx-panel-bar" });
-  const panel = h("div", { class: "hx-panel-body", "data-testid": "hx-panel" });
-  const panelBox = h("div", { class: "hx-panel-box", hidden: "" }, [panelBar, panel]);
-  const help = h("div", { class: "hx-help", text: "Click a row to open it · j/k or ↓/↑: next/previous case · n/p: page · /: search · Esc: close" });
+  const scroll = h("div", { class: "hx-scroll", "data-testid": "hx-scroll" }, [table]);
+  const scrollBox = h("div", { class: "hx-scrollbox" }, [scroll]);
+  const empty = h("div", { class: "hx-empty", "data-testid": "hx-empty", hidden: true });
+  const error = h("div", { class: "hx-error", role: "alert", hidden: true });
+  const help = h("div", { class: "hx-help", text: "Click a row to open it · " + KEYS });
 
   const field = (text, node) => h("label", { class: "hx-field" }, [h("span", { text: text }), node]);
-  const reportField = field("report", report), systemField = field("system", system), modeField = field("mode", mode);
-  const labelField = field("label", label);
-  const rangeField = h("span", { class: "hx-range" }, [field("metric", metric), low, h("span", { text: "–" }), high]);
-  const controls = h("div", { class: "hx-controls" }, [search, reportField, systemField, modeField, field("status", status), labelField, rangeField, quick, reset]);
+  const fields = {};
+  for (const name of ["report", "system", "mode", "status", "label"]) fields[name] = field(name, selects[name]);
+  const rangeField = h("span", { class: "hx-range" }, [field("metric", selects.metric), low, h("span", { text: "–" }), high]);
+  const controls = h("div", { class: "hx-controls" }, [search, fields.report, fields.system, fields.mode, fields.status, fields.label, rangeField, quick, reset,
+    h("span", { class: "hx-columns" }, [columnsButton, columnsMenu])]);
   const pager = h("div", { class: "hx-pager" }, [count, h("span", { class: "hx-spacer" }), prev, pageText, next]);
-  root.append(title, controls, error, pager, h("div", { class: "hx-scroll" }, [table]), empty, help, panelBox);
+  root.append(title, controls, error, pager, scrollBox, empty, help);
   el.appendChild(root);
 
+  // -- inputs -------------------------------------------------------------------------------
   let timer = null;
   search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => set("search", search.value), 250); });
   search.addEventListener("keydown", (e) => { if (e.key === "Enter") { clearTimeout(timer); set("search", search.value); } });
-  for (const [node, name] of [[report, "report"], [system, "system"], [mode, "mode"], [status, "status"], [label, "label"], [metric, "metric"]]) {
-    node.addEventListener("change", () => set(name, node.value));
-  }
+  for (const name of Object.keys(selects)) selects[name].addEventListener("change", () => set(name, selects[name].value));
   for (const [node, name] of [[low, "low"], [high, "high"]]) {
     node.addEventListener("change", () => set(name, node.value.trim()));
     node.addEventListener("keydown", (e) => { if (e.key === "Enter") set(name, node.value.trim()); });
@@ -86,31 +325,121 @@ function render({ model, el }) {
       if (e.key === "Escape") root.focus();
       return;
     }
-    const keys = { j: "next", ArrowDown: "next", k: "previous", ArrowUp: "previous" };
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
     let handled = true;
-    if (keys[e.key]) send(keys[e.key]);
+    if (e.key === "j" || e.key === "ArrowDown") send("next");
+    else if (e.key === "k" || e.key === "ArrowUp") send("previous");
     else if (e.key === "n" || e.key === "PageDown") { if (!next.disabled) set("page", model.get("page") + 1); }
     else if (e.key === "p" || e.key === "PageUp") { if (!prev.disabled) set("page", Math.max(0, model.get("page") - 1)); }
     else if (e.key === "/") search.focus();
-    else if (e.key === "Escape") send("close");
+    else if (e.key === "Escape") { if (!columnsMenu.hidden) toggleMenu(false); else send("close"); }
     else handled = false;
     if (handled) { e.preventDefault(); e.stopPropagation(); }
   });
 
+  // -- columns: shown, pinned, in order; the filtered or sorted metric always in view --------
+  function layout() {
+    const l = model.get("column_layout") || {};
+    return { order: l.order || [], hidden: l.hidden || [], pinned: Array.isArray(l.pinned) ? l.pinned : defaultPinned() };
+  }
+  // pinned until the user says otherwise: the case id, or a plain table's first column
+  function defaultPinned() {
+    const columns = model.get("columns") || [];
+    if (columns.some((c) => c.key === "case_id")) return ["case_id"];
+    return columns.length ? [columns[0].key] : [];
+  }
+  function saveLayout(l) { set("column_layout", { order: l.order, hidden: l.hidden, pinned: l.pinned }); }
+  function active() {
+    // the column a filter or the sort reads: it is shown, and placed right after the pinned ones
+    const columns = model.get("columns") || [];
+    const metric = model.get("metric");
+    const sort = model.get("sort");
+    const keys = columns.map((c) => c.key);
+    if (sort && keys.indexOf(sort) >= 0) return sort;
+    if (metric) {
+      const found = columns.find((c) => c.metric === metric);
+      if (found) return found.key;
+    }
+    return "";
+  }
+  function shownColumns() {
+    const columns = model.get("columns") || [];
+    const l = layout(), focus = active();
+    const byKey = new Map(columns.map((c, k) => [c.key, k]));
+    const ordered = l.order.filter((key) => byKey.has(key));
+    for (const c of columns) if (ordered.indexOf(c.key) < 0) ordered.push(c.key);
+    let shown = ordered.filter((key) => l.hidden.indexOf(key) < 0 || key === focus);
+    const pinned = shown.filter((key) => l.pinned.indexOf(key) >= 0);
+    let rest = shown.filter((key) => l.pinned.indexOf(key) < 0);
+    if (focus && rest.indexOf(focus) > 0) rest = [focus].concat(rest.filter((key) => key !== focus));
+    shown = pinned.concat(rest);
+    return shown.map((key) => ({ column: columns[byKey.get(key)], index: byKey.get(key), pinned: pinned.indexOf(key) >= 0, focus: key === focus }));
+  }
+  function toggleMenu(open) {
+    columnsMenu.hidden = !open;
+    columnsButton.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) drawMenu();
+  }
+  columnsButton.addEventListener("click", () => toggleMenu(columnsMenu.hidden));
+  function drawMenu() {
+    columnsMenu.textContent = "";
+    const columns = model.get("columns") || [];
+    const l = layout();
+    const order = shownColumns().map((s) => s.column.key);
+    for (const c of columns) if (order.indexOf(c.key) < 0) order.push(c.key);
+    columnsMenu.appendChild(h("div", { class: "hx-menu-note", text: "Show, pin (stays left) and order the columns" }));
+    order.forEach((key, k) => {
+      const column = columns.find((c) => c.key === key);
+      if (!column) return;
+      const shownBox = h("input", { type: "checkbox", "aria-label": "show " + column.label });
+      shownBox.checked = l.hidden.indexOf(key) < 0;
+      shownBox.addEventListener("change", () => {
+        const next = layout();
+        next.hidden = shownBox.checked ? next.hidden.filter((x) => x !== key) : next.hidden.concat([key]);
+        saveLayout(next); drawMenu();
+      });
+      const pin = h("button", { type: "button", class: "hx-pin" + (l.pinned.indexOf(key) >= 0 ? " hx-on" : ""), text: "📌", title: "pin " + column.label, "aria-pressed": l.pinned.indexOf(key) >= 0 ? "true" : "false" });
+      pin.addEventListener("click", () => {
+        const next = layout();
+        next.pinned = next.pinned.indexOf(key) >= 0 ? next.pinned.filter((x) => x !== key) : next.pinned.concat([key]);
+        saveLayout(next); drawMenu();
+      });
+      const move = (delta) => () => {
+        const next = layout();
+        const list = order.slice();
+        const to = k + delta;
+        if (to < 0 || to >= list.length) return;
+        list.splice(k, 1); list.splice(to, 0, key);
+        next.order = list; saveLayout(next); drawMenu();
+      };
+      columnsMenu.appendChild(h("div", { class: "hx-menu-row", "data-column": key }, [
+        h("label", {}, [shownBox, " " + column.label]),
+        h("span", { class: "hx-spacer" }), pin,
+        h("button", { type: "button", class: "hx-up-btn", text: "↑", title: "move left", on: { click: move(-1) } }),
+        h("button", { type: "button", class: "hx-down-btn", text: "↓", title: "move right", on: { click: move(1) } }),
+      ]));
+    });
+    columnsMenu.appendChild(h("button", { type: "button", class: "hx-menu-reset", text: "Show every column", on: { click: () => { saveLayout({ order: [], hidden: [], pinned: null }); drawMenu(); } } }));
+  }
+
+  // -- drawing --------------------------------------------------------------------------------
   function drawOptions() {
     const o = model.get("options") || {};
     title.textContent = o.title || "";
-    reportField.hidden = !(o.reports && o.reports.length);
-    fillSelect(report, o.reports || [], model.get("report"), o.reports && o.reports.length ? "choose a report…" : "");
-    systemField.hidden = !(o.systems && o.systems.length > 1);
-    fillSelect(system, o.systems || [], model.get("system"), "first system");
-    modeField.hidden = !(o.modes && o.modes.length > 1);
-    fillSelect(mode, o.modes || [], model.get("mode"), "any mode");
-    fillSelect(status, o.statuses || [], model.get("status"), "any status");
-    labelField.hidden = !(o.labels && o.labels.length);
-    labelField.title = o.label_note || "";
-    fillSelect(label, o.labels || [], model.get("label"), "any label");
-    fillSelect(metric, o.metrics || [], model.get("metric"), o.metric_any || "metric…");
+    fields.report.hidden = !(o.reports && o.reports.length);
+    fillSelect(selects.report, o.reports || [], model.get("report"), o.reports && o.reports.length ? "choose a report…" : "");
+    fields.system.hidden = !(o.systems && o.systems.length > 1);
+    fillSelect(selects.system, o.systems || [], model.get("system"), "first system");
+    fields.mode.hidden = !(o.modes && o.modes.length > 1);
+    fields.mode.firstChild.textContent = o.mode_label || "mode";
+    fillSelect(selects.mode, o.modes || [], model.get("mode"), "any " + (o.mode_label || "mode"));
+    fields.status.hidden = !(o.statuses && o.statuses.length);
+    fillSelect(selects.status, o.statuses || [], model.get("status"), "any status");
+    fields.label.hidden = !(o.labels && o.labels.length);
+    fields.label.title = o.label_note || "";
+    fillSelect(selects.label, o.labels || [], model.get("label"), "any label");
+    fillSelect(selects.metric, o.metrics || [], model.get("metric"), o.metric_any || "metric…");
+    rangeField.hidden = !(o.metrics && o.metrics.length);
     rangeField.title = o.range_note || "";
     quick.textContent = "";
     for (const name of o.quick || []) {
@@ -122,23 +451,28 @@ function render({ model, el }) {
   }
 
   function drawValues() {
-    if (document.activeElement !== search) search.value = model.get("search");
-    for (const [node, name] of [[report, "report"], [system, "system"], [mode, "mode"], [status, "status"], [label, "label"], [metric, "metric"]]) {
-      node.value = model.get(name) || "";
+    if (document.activeElement !== search) search.value = model.get("search") || "";
+    for (const name of Object.keys(selects)) {
+      selects[name].value = model.get(name) || "";
+      if (selects[name].selectedIndex < 0) selects[name].value = "";
     }
-    if (document.activeElement !== low) low.value = model.get("low");
-    if (document.activeElement !== high) high.value = model.get("high");
+    if (document.activeElement !== low) low.value = model.get("low") || "";
+    if (document.activeElement !== high) high.value = model.get("high") || "";
     for (const button of quick.querySelectorAll("button")) {
-      button.classList.toggle("hx-on", button.getAttribute("data-quick") === model.get("quick"));
-      button.setAttribute("aria-pressed", button.classList.contains("hx-on") ? "true" : "false");
+      const on = button.getAttribute("data-quick") === model.get("quick");
+      button.classList.toggle("hx-on", on);
+      button.setAttribute("aria-pressed", on ? "true" : "false");
     }
   }
 
-  function drawHeader() {
+  let shown = [];
+  function drawTable() {
+    shown = shownColumns();
     thead.textContent = "";
     const row = h("tr");
     const sort = model.get("sort"), descending = model.get("descending");
-    for (const column of model.get("columns") || []) {
+    for (const s of shown) {
+      const column = s.column;
       const mark = column.key === sort ? (descending ? " ▼" : " ▲") : "";
       const button = h("button", { type: "button", class: "hx-sort", text: column.label + mark, title: "sort by " + column.label });
       button.addEventListener("click", () => {
@@ -148,25 +482,95 @@ function render({ model, el }) {
         } else { model.set("sort", column.key); model.set("descending", false); }
         model.save_changes();
       });
-      const th = h("th", { class: column.numeric ? "hx-n" : "", "aria-sort": mark ? (descending ? "descending" : "ascending") : "none" }, [button]);
-      row.appendChild(th);
+      const cls = [column.numeric ? "hx-n" : "", s.pinned ? "hx-pinned" : "", s.focus ? "hx-focus" : ""].join(" ").trim();
+      row.appendChild(h("th", { class: cls, "data-key": column.key, "aria-sort": mark ? (descending ? "descending" : "ascending") : "none" }, [button]));
     }
     thead.appendChild(row);
+    drawRows();
   }
 
   function drawRows() {
     tbody.textContent = "";
     const selected = model.get("selected");
-    for (const row of model.get("rows") || []) {
-      const tr = h("tr", { class: "hx-row" + (row.row === selected ? " hx-selected" : ""), "data-row": String(row.row) });
-      for (const cell of row.cells) {
-        const td = h("td", { class: cell[1] || "", text: cell[0] });
-        if (cell[2]) td.title = cell[2];
-        tr.appendChild(td);
+    const opened = model.get("case");
+    for (const r of model.get("rows") || []) {
+      const isOpen = r.row === selected;
+      const tr = h("tr", { class: "hx-row" + (isOpen ? " hx-selected" : ""), "data-row": String(r.row), tabindex: "-1" });
+      for (const s of shown) {
+        const cell = r.cells[s.index] || ["", "", ""];
+        const cls = [cell[1] || "", s.pinned ? "hx-pinned" : "", s.focus ? "hx-focus" : ""].join(" ").trim();
+        tr.appendChild(h("td", { class: cls, text: cell[0], title: cell[2] || null }));
       }
-      tr.addEventListener("click", () => { send("open", { row: row.row }); root.focus({ preventScroll: true }); });
+      tr.addEventListener("click", () => { send(isOpen ? "close" : "open", { row: r.row }); root.focus({ preventScroll: true }); });
       tbody.appendChild(tr);
+      if (isOpen && opened) {
+        const td = h("td", { colspan: String(Math.max(1, shown.length)), class: "hx-detail-cell" });
+        const panel = h("div", { class: "hx-panel", "data-testid": "hx-panel" });
+        panel.appendChild(panelBar());
+        panel.appendChild(opened.kind === "comparison" ? pairPanel(opened) : opened.kind === "table" ? rowPanel(opened) : reportPanel(opened));
+        td.appendChild(panel);
+        tbody.appendChild(h("tr", { class: "hx-detail" }, [td]));
+      }
     }
+    pin();
+    fit();
+  }
+
+  function panelBar() {
+    const info = model.get("info") || {};
+    return h("div", { class: "hx-panel-bar" }, [
+      h("button", { type: "button", class: "hx-case-prev", text: "‹ Previous case", title: "k or ↑", on: { click: () => send("previous") } }),
+      h("span", { class: "hx-case-pos", text: info.case_text || "" }),
+      h("button", { type: "button", class: "hx-case-next", text: "Next case ›", title: "j or ↓", on: { click: () => send("next") } }),
+      h("span", { class: "hx-spacer" }),
+      h("button", { type: "button", class: "hx-case-close", text: "Close ✕", title: "Esc", on: { click: () => send("close") } }),
+    ]);
+  }
+
+  // pinned columns stay left: their offsets are the widths of the pinned columns before them
+  function pin() {
+    const heads = thead.querySelectorAll("th");
+    let left = 0;
+    const lefts = [];
+    shown.forEach((s, k) => {
+      if (!s.pinned) return;
+      lefts[k] = left;
+      left += heads[k] ? heads[k].getBoundingClientRect().width : 0;
+    });
+    root.style.setProperty("--hx-pinned-width", left + "px");
+    for (const tr of table.querySelectorAll("tr")) {
+      const cells = tr.children;
+      if (cells.length !== shown.length) continue;
+      shown.forEach((s, k) => { if (s.pinned) cells[k].style.left = lefts[k] + "px"; });
+    }
+  }
+
+  // the open case reads across the visible width, whatever the table's; the cue when it scrolls sideways
+  function fit() {
+    root.style.setProperty("--hx-view-width", scroll.clientWidth + "px");
+    const more = scroll.scrollWidth > scroll.clientWidth + 1;
+    scrollBox.classList.toggle("hx-more-right", more && scroll.scrollLeft + scroll.clientWidth < scroll.scrollWidth - 1);
+    scrollBox.classList.toggle("hx-more-left", more && scroll.scrollLeft > 1);
+    root.setAttribute("data-overflows", more ? "true" : "false");
+  }
+  scroll.addEventListener("scroll", fit, { passive: true });
+  let observer = null;
+  if (typeof ResizeObserver !== "undefined") { observer = new ResizeObserver(() => { pin(); fit(); }); observer.observe(scroll); }
+
+  // the focused column (filtered or sorted) is scrolled into view when it changes
+  let lastFocus = "";
+  function keepFocusInView() {
+    const focus = active();
+    if (focus && focus !== lastFocus) {
+      const th = thead.querySelector("th.hx-focus");
+      if (th) {
+        const box = th.getBoundingClientRect(), view = scroll.getBoundingClientRect();
+        const pinned = parseFloat(root.style.getPropertyValue("--hx-pinned-width")) || 0;
+        if (box.left < view.left + pinned || box.right > view.right) scroll.scrollLeft += box.left - view.left - pinned - 8;
+      }
+    }
+    lastFocus = focus;
+    fit();
   }
 
   function drawInfo() {
@@ -181,45 +585,27 @@ function render({ model, el }) {
       empty.appendChild(h("div", { text: info.empty }));
       empty.appendChild(h("button", { type: "button", class: "hx-clear", text: "Clear filters", on: { click: () => send("reset") } }));
     }
-    table.hidden = !!info.empty;
+    scrollBox.hidden = !!info.empty;
     error.hidden = !info.error;
     error.textContent = info.error || "";
+    root.setAttribute("data-matching", String(info.matched || 0));
   }
 
-  function drawPanel() {
-    const html = model.get("panel");
-    panelBox.hidden = !html;
-    panelBar.textContent = "";
-    if (!html) { panel.textContent = ""; return; }
-    const info = model.get("info") || {};
-    panelBar.append(
-      h("button", { type: "button", class: "hx-case-prev", text: "‹ Previous case", title: "k or ↑", on: { click: () => send("previous") } }),
-      h("span", { class: "hx-case-pos", text: info.case_text || "" }),
-      h("button", { type: "button", class: "hx-case-next", text: "Next case ›", title: "j or ↓", on: { click: () => send("next") } }),
-      h("span", { class: "hx-spacer" }),
-      h("button", { type: "button", class: "hx-case-close", text: "Close ✕", title: "Esc", on: { click: () => send("close") } }),
-    );
-    // The kernel renders this through heta_nb's autoescaping Jinja environment.
-    panel.innerHTML = html;
+  function scrollToOpen() {
+    const row = tbody.querySelector("tr.hx-selected");
+    if (row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
   }
 
   model.on("change:options", drawOptions);
-  model.on("change:columns", drawHeader);
-  model.on("change:sort", drawHeader);
-  model.on("change:descending", drawHeader);
+  for (const name of ["columns", "sort", "descending", "column_layout", "metric"]) model.on("change:" + name, () => { drawTable(); keepFocusInView(); if (!columnsMenu.hidden) drawMenu(); });
   model.on("change:rows", drawRows);
-  model.on("change:selected", () => {
-    drawRows();
-    const row = tbody.querySelector("tr.hx-selected");
-    if (row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
-  });
-  model.on("change:info", () => { drawInfo(); drawPanel(); });
-  model.on("change:panel", drawPanel);
-  for (const name of ["search", "report", "system", "mode", "status", "label", "metric", "low", "high", "quick"]) {
-    model.on("change:" + name, drawValues);
-  }
-  drawOptions(); drawHeader(); drawRows(); drawInfo(); drawPanel();
-  return () => clearTimeout(timer);
+  model.on("change:selected", () => { drawRows(); scrollToOpen(); });
+  model.on("change:case", () => { drawRows(); scrollToOpen(); });
+  model.on("change:info", () => { drawInfo(); drawRows(); });
+  for (const name of INPUTS) model.on("change:" + name, drawValues);
+  drawOptions(); drawTable(); drawInfo(); keepFocusInView();
+  if (model.get("case")) scrollToOpen();
+  return () => { clearTimeout(timer); if (observer) observer.disconnect(); };
 }
 
 export default { render };

@@ -1,0 +1,256 @@
+"""One explorer, two sources: the in-page engine (``assets/engine.js``, what a standalone page
+runs in Chromium) gives the rows, cells, counts, pages, empty-state advice, errors and open
+case the kernel explorer gives, filter for filter and sort for sort, on a report with errors,
+skipped scores, n/a metrics and labels, and on a comparison of two systems against a baseline.
+
+The engine runs in real Chromium over the JSON a page embeds; the kernel side is
+:class:`heta_nb.explorer.Explorer` in this process. Texts are short (the page searches the
+texts it holds: the first 600 characters of each).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+import heta_nb
+from heta_nb.benchmark import Benchmark, BenchmarkCase
+from heta_nb.explorer import Explorer
+from heta_nb.explorer.case_data import OPEN_CASE_LIMITS
+from heta_nb.explorer.page import comparison_page_data, report_page_data
+from heta_nb.explorer.pairs import PairTable
+from heta_nb.explorer.widget import ASSETS
+from heta_nb.testing import synthetic_report, synthetic_report_dict
+
+pytestmark = pytest.mark.browser
+
+_STATE = ("search", "mode", "status", "label", "metric", "low", "high", "quick", "sort", "descending", "page", "system")
+
+
+def _engine_source() -> str:
+    source = (ASSETS / "engine.js").read_text(encoding="utf-8")
+    source = re.sub(r"^export ", "", source, flags=re.MULTILINE)
+    return source + "\nwindow.HetaPageModel = PageModel;\n"
+
+
+@pytest.fixture(scope="module")
+def engine_page(browser):
+    context = browser.new_context()
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.set_content("<!DOCTYPE html><html><body></body></html>")
+    tab.add_script_tag(content=_engine_source())
+    tab.errors = errors
+    yield tab
+    context.close()
+
+
+def _report_with_infinities() -> heta_nb.EvaluationReport:
+    data = synthetic_report_dict(120, seed=11, error_rate=0.08)
+    data["case_results"][3]["latency_ms"] = math.inf  # JSON cannot hold it: the page writes "inf"
+    data["case_results"][9]["latency_ms"] = math.nan
+    for result in data["case_results"][20:40]:  # a score of -inf sorts first, not with the missing
+        for score in result["scores"]:
+            if score["name"] == "beir_ndcg@5" and isinstance(score["value"], float):
+                score["value"] = -math.inf
+                break
+    return heta_nb.load_report(data)
+
+
+def _benchmark(report: Any) -> Benchmark:
+    cases = []
+    for i, case_id in enumerate(dict.fromkeys(r.case_id for r in report.case_results)):
+        labels: dict[str, Any] = {"difficulty": "hard" if i % 3 == 0 else "easy"}
+        if i % 5 == 0:
+            labels["topic"] = ["sea", "light"]
+        cases.append(BenchmarkCase(case_id=case_id, query=f"q {i}", labels=labels))
+    return Benchmark({"name": "synthetic", "version": "1", "split": "test", "task_type": "qa"}, (), cases)
+
+
+def _page_side(tab: Any, payload: dict[str, Any], states: list[dict[str, Any]], opens: list[int]) -> list[Any]:
+    """Each state set on a fresh PageModel: its rows, info and (for the open positions) the open case."""
+    return tab.evaluate(
+        """([payload, states, opens]) => {
+          const out = [];
+          for (const state of states) {
+            const model = new window.HetaPageModel(payload, { hash: false });
+            for (const [name, value] of Object.entries(state)) model.set(name, value);
+            model.save_changes();
+            const entry = { rows: model.get("rows"), info: model.get("info"), cases: [] };
+            for (const at of opens) {
+              const rows = model.get("rows");
+              if (at >= rows.length) continue;
+              model.send({ action: "open", row: rows[at].row });
+              entry.cases.push(model.get("case"));
+              entry.caseText = model.get("info").case_text;
+            }
+            out.push(entry);
+          }
+          return out;
+        }""",
+        [payload, states, opens],
+    )
+
+
+def _kernel_side(explorer: Explorer, state: dict[str, Any], opens: list[int]) -> dict[str, Any]:
+    explorer.close()
+    explorer.reset()
+    if isinstance(explorer.table, PairTable):
+        explorer.choose_system(state.get("system") or None)
+    filters = {k: v for k, v in state.items() if k not in ("sort", "descending", "page", "system")}
+    error = ""
+    try:
+        explorer.filter(**filters)
+    except ValueError as exc:
+        error = str(exc)
+    if state.get("sort"):
+        explorer.sort(state["sort"], descending=bool(state.get("descending")))
+    if state.get("page"):
+        explorer.go(state["page"])
+    entry = {"rows": explorer.page_rows(), "info": explorer.info(), "error": error, "cases": []}
+    for at in opens:
+        rows = entry["rows"]
+        if at < len(rows):
+            explorer.open(explorer.page * explorer.page_size + at)
+            entry["cases"].append(explorer.case_json())
+            entry["caseText"] = explorer.info()["case_text"]
+    return entry
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+def _assert_same(
+    kernel: dict[str, Any], page: dict[str, Any], state: dict[str, Any], *, pair_results: int | None
+) -> bool:
+    """Both sides read alike; True when both refused the state (a filter error)."""
+    where = f"state {state}"
+    info_k, info_p = kernel["info"], page["info"]
+    if kernel["error"]:  # the kernel refused the filter: the page says the same (its list of choices aside)
+        assert info_p["error"].split(" is not one of")[0] == kernel["error"].split(" is not one of")[0], where
+        return True
+    assert info_p["error"] == "", where
+    assert [r["row"] for r in page["rows"]] == [r["row"] for r in kernel["rows"]], where
+    assert _plain([r["cells"] for r in page["rows"]]) == _plain(
+        [[list(c) for c in r["cells"]] for r in kernel["rows"]]
+    ), where
+    for key in ("matched", "total", "page", "pages", "count_text", "page_text", "empty"):
+        assert info_p[key] == info_k[key], f"{where}: {key} {info_p[key]!r} != {info_k[key]!r}"
+    assert len(page["cases"]) == len(kernel["cases"]), where
+    for mine, theirs in zip(page["cases"], kernel["cases"]):
+        mine, theirs = _plain(mine), _plain(theirs)  # (copies: the page's results may share objects)
+        if pair_results is not None:  # a page keeps fewer chunks per side of a pair (so cites more texts)
+            for side, page_side in zip(theirs["data"]["s"], mine["data"]["s"]):
+                if side[1] is not None and "r" in side[1]:
+                    assert page_side[1]["r"] == side[1]["r"][:pair_results], where
+                    assert [c[:2] for c in page_side[1].pop("c")] == [c[:2] for c in side[1].pop("c")], where
+                    side[1]["r"] = page_side[1]["r"]
+        assert mine == theirs, f"{where}: {_first_difference(mine, theirs)}"
+    assert page.get("caseText") == kernel.get("caseText"), where
+    return False
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key, "<absent>") != b.get(key, "<absent>"):
+                return _first_difference(a.get(key, "<absent>"), b.get(key, "<absent>"), f"{path}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for k, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{path}[{k}]")
+    return f"{path}: page {a!r} != kernel {b!r}"
+
+
+REPORT_STATES: list[dict[str, Any]] = [
+    {},
+    {"search": "q0001"},
+    {"search": "Timeout"},
+    {"search": '"q00 01"'},  # a phrase that is nowhere: the advice
+    {"mode": "extractive_answer"},
+    {"status": "error"},
+    {"status": "skipped", "metric": "evidence_recall@5"},
+    {"status": "n/a", "metric": "beir_ndcg@5"},
+    {"status": "ok", "metric": "answer_contains"},
+    {"metric": "beir_ndcg@5", "low": "0.2"},
+    {"metric": "beir_ndcg@5", "low": "0.2", "high": "0.6", "mode": "extractive_answer"},
+    {"metric": "evidence_recall@5", "high": "0.1", "search": "q0000"},
+    {"label": "difficulty=hard"},
+    {"label": "topic=sea", "status": "error"},
+    {"page": 2},
+    {"page": 99},
+    {"search": "zzzz-nothing", "mode": "extractive_answer"},
+    {"mode": "no-such-mode"},
+]
+
+
+def test_the_page_engine_reads_a_report_as_the_kernel_does(engine_page) -> None:
+    report = _report_with_infinities()
+    benchmark = _benchmark(report)
+    explorer = Explorer(report, benchmark=benchmark)
+    payload = _plain(report_page_data(report, OPEN_CASE_LIMITS, benchmark))
+    # every column sorts both ways
+    states = list(REPORT_STATES)
+    for column in explorer.columns:
+        states.append({"sort": column.key})
+        states.append({"sort": column.key, "descending": True, "mode": "extractive_answer"})
+    opens = [0, 7]
+    page = _page_side(engine_page, payload, states, opens)
+    refused = [
+        state
+        for state, mine in zip(states, page)
+        if _assert_same(_kernel_side(explorer, state, opens), mine, state, pair_results=None)
+    ]
+    assert refused == [{"mode": "no-such-mode"}]
+    assert engine_page.errors == []
+
+
+def test_the_page_engine_reads_a_comparison_as_the_kernel_does(engine_page) -> None:
+    base = synthetic_report(150, seed=1, report_id="base", error_rate=0.05)
+    one = synthetic_report(150, seed=2, report_id="one", error_rate=0.05)
+    two = synthetic_report(140, seed=3, report_id="two", error_rate=0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comparison = heta_nb.compare(base, one, two, modes="extractive_answer")
+    explorer = Explorer(comparison)
+    payload = _plain(comparison_page_data(comparison, OPEN_CASE_LIMITS))
+    states: list[dict[str, Any]] = [
+        {},
+        {"quick": "regressions"},
+        {"quick": "improvements", "metric": "evidence_recall@5"},
+        {"quick": "differing"},
+        {"quick": "regressions", "system": "two"},
+        {"status": "n/a", "system": "two"},
+        {"metric": "beir_ndcg@5", "low": "-0.2", "high": "0.2"},
+        {"search": "q0001"},
+        {"sort": "delta beir_ndcg@5", "descending": True},
+        {"sort": "query"},
+        {"sort": "status", "system": "two"},
+        {"page": 1},
+    ]
+    page = _page_side(engine_page, payload, states, [0, 3])
+    for state, mine in zip(states, page):
+        assert not _assert_same(_kernel_side(explorer, state, [0, 3]), mine, state, pair_results=3)
+    assert engine_page.errors == []
+
+
+def test_an_unknown_filter_reads_as_an_error_in_both(engine_page) -> None:
+    report = synthetic_report(30, seed=4)
+    payload = _plain(report_page_data(report, replace(OPEN_CASE_LIMITS)))
+    (page,) = _page_side(engine_page, payload, [{"mode": "nope"}], [])
+    assert page["info"]["error"].startswith("mode: 'nope' is not one of")
+    explorer = Explorer(report)
+    with pytest.raises(ValueError, match=r"^mode: 'nope' is not one of"):
+        explorer.filter(mode="nope")
+    (page,) = _page_side(engine_page, payload, [{"metric": "beir_ndcg@5", "low": "2", "high": "1"}], [])
+    with pytest.raises(ValueError) as caught:
+        explorer.filter(mode=None, metric="beir_ndcg@5", low=2, high=1)
+    assert page["info"]["error"] == str(caught.value) == "low/high: the range is empty (2 > 1)"
