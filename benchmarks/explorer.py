@@ -31,7 +31,7 @@ from heta_nb.testing import synthetic_report_dict
 TARGET_FILTER_MS = 150.0
 TARGET_OPEN_MS = 50.0
 TARGET_STATE_KB = 200.0
-_SYNCED = ("rows", "info", "columns", "options", "panel", "selected", "page", "search", "status", "sort")
+_SYNCED = ("rows", "info", "columns", "options", "case", "selected", "page", "search", "status", "sort")
 
 
 def state_bytes(explorer: Explorer) -> int:
