@@ -53,9 +53,9 @@ class ExportLimits:
     """Characters kept of each manifest shown for traceability."""
     figures: int = 3
     """Figures: the mean-per-mode summary, then one distribution per metric."""
-    cases_per_mode: int = 100
-    """Rows per mode in the static (no-JavaScript) case tables."""
-    details: int = 60
+    cases_per_mode: int = 25
+    """Rows per mode in the static (no-JavaScript) case tables (with JavaScript, the explorer has every case)."""
+    details: int = 10
     """Cases with a static drill-down (with JavaScript, every case opens from the embedded data)."""
     case_data: CaseDataLimits = CaseDataLimits()
     """What each case's details panel keeps (every case is embedded)."""
