@@ -33,6 +33,10 @@ WITH_HETA = {
 }
 
 
+IN_CHROMIUM = {"page_explorer.py": ["--cases", "200", "--repeat", "1"]}
+"""Scripts that time the page in headless Chromium (run with the browser tests)."""
+
+
 def _run(script: str, args: list[str]) -> str:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / script), *args],
@@ -48,7 +52,14 @@ def _run(script: str, args: list[str]) -> str:
 def test_every_script_is_covered() -> None:
     scripts = {p.name for p in (ROOT / "benchmarks").glob("*.py") if not p.name.startswith("_")}
     slow = {"dask_evaluate.py", "explorer.py", "sweep.py"}  # minutes each: real KBs or a cluster
-    assert scripts == set(SMALL) | set(WITH_HETA) | slow
+    assert scripts == set(SMALL) | set(WITH_HETA) | set(IN_CHROMIUM) | slow
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("script", sorted(IN_CHROMIUM))
+def test_browser_script_runs(script: str) -> None:
+    out = _run(script, IN_CHROMIUM[script])
+    assert "PASS" in out or "FAIL" in out, out
 
 
 @pytest.mark.parametrize("script", sorted(SMALL))

@@ -360,7 +360,7 @@ def test_report_export_is_inert_in_chromium(open_file: Any, tmp_path: Path, shif
     rows = explorer_rows(page)
     assert len(rows) == len(report.case_results)
     assert exercise_explorer(page, rows, SEARCHED) == list(SHORT)
-    assert expand_everything(page) > 30
+    assert expand_everything(page) >= 15  # (the static part: 10 drill-downs, modes, manifests)
     follow_links(page)
     assert_payloads_shown(page)
     assert_inert(page, visit)
