@@ -583,7 +583,7 @@ function render({ model, el }) {
     empty.textContent = "";
     if (info.empty) {
       empty.appendChild(h("div", { text: info.empty }));
-      empty.appendChild(h("button", { type: "button", class: "hx-clear", text: "Clear filters", on: { click: () => send("reset") } }));
+      if (info.total > 0) empty.appendChild(h("button", { type: "button", class: "hx-clear", text: "Clear filters", on: { click: () => send("reset") } }));
     }
     scrollBox.hidden = !!info.empty;
     error.hidden = !info.error;
