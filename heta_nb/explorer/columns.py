@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,10 @@ __all__ = [
     "metric_cell",
     "metric_cells",
     "number_cell",
+    "row_column",
     "text_cell",
+    "text_cells",
+    "text_column",
 ]
 
 STATUSES = ("ok", "error", "skipped", "n/a")
@@ -253,3 +257,35 @@ def text_cell(value: Any, limit: int, cls: str = "") -> Cell:
         return ("", "hx-na", "")
     text = str(value)
     return (shorten(text, limit), cls, shorten(text, 400) if len(text) > limit else "")
+
+
+def text_cells(values: np.ndarray, limit: int, cls: str, rows: np.ndarray) -> list[Cell]:
+    """:func:`text_cell` of many rows (a short text, the common case, inline)."""
+    return [
+        (value, cls, "") if type(value) is str and len(value) <= limit else text_cell(value, limit, cls)
+        for value in values[rows].tolist()
+    ]
+
+
+def text_column(key: str, label: str, values: np.ndarray, limit: int, cls: str = "") -> Column:
+    """A column of texts (one per row), sorted as text, each cell cut to ``limit`` characters."""
+    return Column(
+        key,
+        label,
+        False,
+        lambda: values,
+        lambda i: text_cell(values[i], limit, cls),
+        partial(text_cells, values, limit, cls),
+    )
+
+
+def row_column(n: int) -> Column:
+    """The ``#`` column: each row's position in the report (1-based)."""
+    return Column(
+        "row",
+        "#",
+        True,
+        lambda: np.arange(n, dtype="float64"),
+        lambda i: (f"{i + 1:,}", "hx-n", ""),
+        lambda rows: [(f"{i + 1:,}", "hx-n", "") for i in rows.tolist()],
+    )

@@ -12,7 +12,16 @@ import numpy as np
 
 from heta_nb._util.frames import frame as frame_of
 from heta_nb.explorer.case_data import CaseDataLimits, benchmark_case, pair_case_data
-from heta_nb.explorer.columns import STATUSES, Cell, Column, MetricArrays, metric_arrays, text_cell
+from heta_nb.explorer.columns import (
+    STATUSES,
+    Cell,
+    Column,
+    MetricArrays,
+    metric_arrays,
+    row_column,
+    text_cell,
+    text_column,
+)
 from heta_nb.explorer.labels import LabelIndex
 from heta_nb.model import EvaluationCaseResult
 from heta_nb.render.env import format_number
@@ -178,10 +187,10 @@ class PairTable:
     def columns(self) -> list[Column]:
         """Row, case, query, both statuses, then per metric ``baseline → system`` sorted by delta."""
         columns = [
-            Column("row", "#", True, lambda: np.arange(self.n, dtype="float64"), lambda i: (f"{i + 1:,}", "hx-n", "")),
-            Column("case_id", "case", False, lambda: self.case_ids, lambda i: text_cell(self.case_ids[i], 40, "hx-id")),
+            row_column(self.n),
+            text_column("case_id", "case", self.case_ids, 40, "hx-id"),
             Column("status", "status", False, self._status_keys, self._status_cell),
-            Column("query", "query", False, lambda: self.queries, lambda i: text_cell(self.queries[i], 80)),
+            text_column("query", "query", self.queries, 80),
         ]
         for metric in self.metrics:
             columns.append(

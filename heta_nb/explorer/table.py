@@ -18,7 +18,8 @@ from heta_nb.explorer.columns import (
     metric_arrays_of_columns,
     metric_cell,
     metric_cells,
-    text_cell,
+    row_column,
+    text_column,
 )
 from heta_nb.explorer.labels import LabelIndex
 from heta_nb.model import EvaluationCaseResult, EvaluationReport
@@ -118,39 +119,11 @@ class ReportTable:
     @cached_property
     def columns(self) -> list[Column]:
         """The table's columns, in display order."""
-        columns = [
-            Column("row", "#", True, lambda: np.arange(self.n, dtype="float64"), _row_cell, _row_cells),
-            Column(
-                "case_id",
-                "case",
-                False,
-                lambda: self.case_ids,
-                lambda i: text_cell(self.case_ids[i], 40, "hx-id"),
-                partial(_text_cells, self.case_ids, 40, "hx-id"),
-            ),
-        ]
+        columns = [row_column(self.n), text_column("case_id", "case", self.case_ids, 40, "hx-id")]
         if len(self.modes) > 1:
-            columns.append(
-                Column(
-                    "query_mode",
-                    "mode",
-                    False,
-                    lambda: self.modes_column,
-                    lambda i: text_cell(self.modes_column[i], 28),
-                    partial(_text_cells, self.modes_column, 28, ""),
-                )
-            )
+            columns.append(text_column("query_mode", "mode", self.modes_column, 28))
         columns.append(Column("status", "status", False, self._status_keys, self._status_cell, self._status_cells))
-        columns.append(
-            Column(
-                "query",
-                "query",
-                False,
-                lambda: self.queries,
-                lambda i: text_cell(self.queries[i], 90),
-                partial(_text_cells, self.queries, 90, ""),
-            )
-        )
+        columns.append(text_column("query", "query", self.queries, 90))
         for name in self.metrics:
             arrays = self.arrays[name]
             columns.append(
@@ -168,16 +141,7 @@ class ReportTable:
             Column("latency_ms", "latency ms", True, lambda: self.latency, self._latency_cell, self._latency_cells)
         )
         if any(a is not None for a in self.answers[:1000]) or any(a is not None for a in self.answers):
-            columns.append(
-                Column(
-                    "answer",
-                    "answer",
-                    False,
-                    lambda: self.answers,
-                    lambda i: text_cell(self.answers[i], 60),
-                    partial(_text_cells, self.answers, 60, ""),
-                )
-            )
+            columns.append(text_column("answer", "answer", self.answers, 60))
         return columns
 
     def _status_keys(self) -> np.ndarray:
@@ -227,19 +191,3 @@ class ReportTable:
 
 def _values(arrays: MetricArrays) -> np.ndarray:
     return arrays.values
-
-
-def _row_cell(i: int) -> Cell:
-    return (f"{i + 1:,}", "hx-n", "")
-
-
-def _row_cells(rows: np.ndarray) -> list[Cell]:
-    return [(f"{i + 1:,}", "hx-n", "") for i in rows.tolist()]
-
-
-def _text_cells(values: np.ndarray, limit: int, cls: str, rows: np.ndarray) -> list[Cell]:
-    """:func:`text_cell` of many rows (a short text, the common case, inline)."""
-    return [
-        (value, cls, "") if type(value) is str and len(value) <= limit else text_cell(value, limit, cls)
-        for value in values[rows].tolist()
-    ]
