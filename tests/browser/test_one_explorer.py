@@ -302,7 +302,7 @@ def test_the_widget_runs_the_script(page, request, demo, artifacts_dir: Path, ui
     assert unexpected == []
 
 
-def test_a_case_named_like_an_object_key_opens(browser, tmp_path: Path, artifacts_dir: Path) -> None:
+def test_a_case_named_like_an_object_key_opens(page, tmp_path: Path, artifacts_dir: Path) -> None:
     """Case ids such as ``constructor`` and ``__proto__`` are data: they open by click and by link."""
     from heta_nb.testing import synthetic_report_dict
 
@@ -311,35 +311,28 @@ def test_a_case_named_like_an_object_key_opens(browser, tmp_path: Path, artifact
     for result, name in zip(data["case_results"], names):
         result["case_id"] = name
     path = heta_nb.to_html(heta_nb.load_report(data), tmp_path / "keys.html")
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(path.as_uri())
-        root = page.locator("[data-testid='heta-explorer']")
-        expect(_count(root)).to_contain_text("6 of 6 match")
-        for name in names:
-            root.locator(".hx-search").fill(name)
-            root.locator(".hx-search").press("Enter")
-            expect(_count(root)).to_contain_text("1 of 6 match")
-            root.locator("tbody tr.hx-row").first.click()
-            expect(root.locator(".hx-case-title")).to_have_text(f"Case {name} · full_text_search")
-        link = page.url
-        assert "case=prototype" in link
-        fresh = context.new_page()
-        fresh.goto(link)
-        expect(fresh.locator(".hx-case-title")).to_have_text("Case prototype · full_text_search")
-        fresh.goto(path.as_uri() + "#case=constructor~full_text_search")
-        fresh.reload()
-        expect(fresh.locator(".hx-case-title")).to_have_text("Case constructor · full_text_search")
-        fresh.screenshot(path=str(artifacts_dir / "one-explorer-object-keys.png"))
-    finally:
-        context.close()
-    assert errors == []
+    page.goto(path.as_uri())
+    root = page.locator("[data-testid='heta-explorer']")
+    expect(_count(root)).to_contain_text("6 of 6 match")
+    for name in names:
+        root.locator(".hx-search").fill(name)
+        root.locator(".hx-search").press("Enter")
+        expect(_count(root)).to_contain_text("1 of 6 match")
+        root.locator("tbody tr.hx-row").first.click()
+        expect(root.locator(".hx-case-title")).to_have_text(f"Case {name} · full_text_search")
+    link = page.url
+    assert "case=prototype" in link
+    fresh = page.context.new_page()
+    fresh.goto(link)
+    expect(fresh.locator(".hx-case-title")).to_have_text("Case prototype · full_text_search")
+    fresh.goto(path.as_uri() + "#case=constructor~full_text_search")
+    fresh.reload()
+    expect(fresh.locator(".hx-case-title")).to_have_text("Case constructor · full_text_search")
+    fresh.screenshot(path=str(artifacts_dir / "one-explorer-object-keys.png"))
+    assert page.js_errors == []
 
 
-def test_a_leaderboard_page_explores_its_cells_with_the_same_ui(browser, tmp_path: Path) -> None:
+def test_a_leaderboard_page_explores_its_cells_with_the_same_ui(page, tmp_path: Path) -> None:
     from heta_nb.testing import synthetic_report
 
     with warnings.catch_warnings():
@@ -350,32 +343,25 @@ def test_a_leaderboard_page_explores_its_cells_with_the_same_ui(browser, tmp_pat
     best = max(cells, key=lambda row: row["mean"])
     path = tmp_path / "board.html"
     path.write_text(board.to_html(), encoding="utf-8")
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(path.as_uri())
-        root = page.locator("[data-testid='heta-explorer']")
-        total = len(board.rows())
-        expect(_count(root)).to_have_text(f"{total} of {total} match")
-        expect(root.locator(".hx-status")).to_be_hidden()  # a board's cells have no status, no metric range
-        expect(root.locator(".hx-metric")).to_be_hidden()
-        header = root.locator(".hx-table thead th[data-key='mean'] .hx-sort")
-        header.click()
-        root.locator(".hx-table thead th[data-key='mean'] .hx-sort").click()
-        keys = root.locator(".hx-table thead th").evaluate_all("els => els.map(e => e.getAttribute('data-key'))")
-        assert keys[:2] == ["benchmark", "mean"]  # the first column pinned, the sorted one next
-        first = root.locator("tbody tr.hx-row").first
-        expect(first.locator("td").nth(keys.index("system"))).to_have_text(best["system"])
-        first.click()
-        facts = root.locator("[data-testid='hx-panel'] .hx-facts")
-        expect(facts).to_be_visible()
-        labels = facts.locator("dt").all_inner_texts()
-        values = facts.locator("dd").all_inner_texts()
-        shown = dict(zip(labels, values))
-        assert shown["system"] == best["system"] and shown["metric"] == best["metric"]
-        assert shown["mean"] == f"{best['mean']:.3f}"
-    finally:
-        context.close()
-    assert errors == []
+    page.goto(path.as_uri())
+    root = page.locator("[data-testid='heta-explorer']")
+    total = len(board.rows())
+    expect(_count(root)).to_have_text(f"{total} of {total} match")
+    expect(root.locator(".hx-status")).to_be_hidden()  # a board's cells have no status, no metric range
+    expect(root.locator(".hx-metric")).to_be_hidden()
+    header = root.locator(".hx-table thead th[data-key='mean'] .hx-sort")
+    header.click()
+    root.locator(".hx-table thead th[data-key='mean'] .hx-sort").click()
+    keys = root.locator(".hx-table thead th").evaluate_all("els => els.map(e => e.getAttribute('data-key'))")
+    assert keys[:2] == ["benchmark", "mean"]  # the first column pinned, the sorted one next
+    first = root.locator("tbody tr.hx-row").first
+    expect(first.locator("td").nth(keys.index("system"))).to_have_text(best["system"])
+    first.click()
+    facts = root.locator("[data-testid='hx-panel'] .hx-facts")
+    expect(facts).to_be_visible()
+    labels = facts.locator("dt").all_inner_texts()
+    values = facts.locator("dd").all_inner_texts()
+    shown = dict(zip(labels, values))
+    assert shown["system"] == best["system"] and shown["metric"] == best["metric"]
+    assert shown["mean"] == f"{best['mean']:.3f}"
+    assert page.js_errors == []

@@ -202,21 +202,13 @@ def test_parquet_through_pyarrow_and_duckdb(truth_report: Any, want: Any, tmp_pa
     agree("parquet (duckdb)", frame_rows(frame), want)
 
 
-def test_mlflow_reads_back_the_summary(truth_report: Any, want: Any, tmp_path: Path) -> None:
-    mlflow = pytest.importorskip("mlflow")
+def test_mlflow_reads_back_the_summary(truth_report: Any, want: Any, mlflow_run: Any) -> None:
     from heta_nb.integrations import mlflow as hm
     from heta_nb.integrations.names import status_key, tracker_key
 
-    previous = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    try:
-        experiment = mlflow.create_experiment("truth", artifact_location=(tmp_path / "artifacts").as_uri())
-        client = mlflow.MlflowClient()
-        run_id = client.create_run(experiment).info.run_id
-        hm.log_report(truth_report, run_id=run_id)
-        data = client.get_run(run_id).data
-    finally:
-        mlflow.set_tracking_uri(previous)
+    client, run_id = mlflow_run
+    hm.log_report(truth_report, run_id=run_id)
+    data = client.get_run(run_id).data
     found = {}
     for mode, metric in want:
         key = tracker_key(metric, mode)

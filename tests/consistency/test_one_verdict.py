@@ -255,22 +255,16 @@ def test_the_leaderboard_tests_the_same_pair(truth_report: Any, worse_report: An
     )
 
 
-def test_mlflow_gets_the_same_tests(pair: Any, truth_report: Any, worse_report: Any, want: Any, tmp_path: Path) -> None:
-    mlflow = pytest.importorskip("mlflow")
+def test_mlflow_gets_the_same_tests(
+    pair: Any, truth_report: Any, worse_report: Any, want: Any, mlflow_run: Any
+) -> None:
     from heta_nb.integrations import mlflow as hm
     from heta_nb.integrations.names import tracker_key
 
-    previous = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    try:
-        experiment = mlflow.create_experiment("verdicts", artifact_location=(tmp_path / "artifacts").as_uri())
-        client = mlflow.MlflowClient()
-        run_id = client.create_run(experiment).info.run_id
-        hm.log_comparison(pair, run_id=run_id)
-        hm.log_check(heta_nb.check(worse_report, truth_report), run_id=run_id)
-        metrics = client.get_run(run_id).data.metrics
-    finally:
-        mlflow.set_tracking_uri(previous)
+    client, run_id = mlflow_run
+    hm.log_comparison(pair, run_id=run_id)
+    hm.log_check(heta_nb.check(worse_report, truth_report), run_id=run_id)
+    metrics = client.get_run(run_id).data.metrics
     for (mode, metric), tested in want.items():
         compared = tracker_key("compare", metric, f"worse/{mode}")
         checked = tracker_key("check", metric, mode)
