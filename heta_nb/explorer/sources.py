@@ -160,7 +160,7 @@ class StoreSource(Source):
     def fallback_html(self) -> str | None:
         if self._report is not None:
             return self._report._repr_html_()
-        from heta_nb.render import render_store_html
+        from heta_nb.render.store import render_store_html
 
         return render_store_html(str(getattr(self.store, "location", self.store)), self._choices)
 

@@ -33,6 +33,7 @@ from heta_nb.render.context import (
 )
 from heta_nb.render.env import environment
 from heta_nb.render.limits import RenderLimits
+from heta_nb.render.store import render_store_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.benchmark import Benchmark
@@ -184,11 +185,6 @@ def render_leaderboard_html(board: Any) -> str:
     from heta_nb.render.context.leaderboard import leaderboard_context
 
     return _render("leaderboard.html.j2", ctx=leaderboard_context(board.to_context()))
-
-
-def render_store_html(location: str, reports: list[tuple[str, str]], limit: int = 50) -> str:
-    """A report store's listing (``(key, label)`` per report, newest first): a store explorer's static view."""
-    return _render("store.html.j2", location=location, reports=reports, limit=limit)
 
 
 def _view(obj: Any) -> Callable[[Any], str]:
