@@ -102,3 +102,13 @@ def test_choosing_another_report_drops_filters_it_cannot_apply(store) -> None:
     explorer.choose(keys["kb / third"])  # no such mode: only the search stays
     assert (explorer.filters.search, explorer.filters.mode) == ("keeper", None)
     assert explorer.total == 5
+
+
+@pytest.mark.hostile
+def test_the_store_listing_escapes_names(tmp_path) -> None:
+    hostile = '<img src=x onerror="alert(1)"><b>bold'  # (a "/" is refused as a name)
+    store = ReportStore(tmp_path / "hostile")
+    store.save(synthetic_report(3, seed=1, report_id="r1", knowledge_base_name=hostile))
+    html = explore(store)._repr_mimebundle_()[0]["text/html"]
+    assert "<img" not in html and "<b>bold" not in html
+    assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in html
