@@ -42,6 +42,12 @@ def start(
     reuse_kb: bool = True,
     workspace: Any = None,
     lint: bool = True,
+    judge_model: Any = None,
+    judge_cache: Any = "auto",
+    judge_limits: Any = None,
+    judge_prices: Mapping[str, Any] | None = None,
+    max_cost: float | None = None,
+    repeats: int = 1,
     progress: Progress = True,
     on_event: Callable[[Event], None] | None = None,
     record_events: bool = False,
@@ -141,6 +147,28 @@ def start(
             (default: ``heta_nb-workspace-<uid>`` in the temporary folder).
         lint: warn before the first query about cases the chosen evaluators cannot
             score (no gold evidence or answers...); default True.
+        judge_model: the language model of the LLM judges (``faithfulness``,
+            ``answer_correctness``, ``heta_nb.judge(...)``...): any object following
+            Heta's ``LanguageModelProtocol`` (its LiteLLM-backed ``LanguageModel``
+            reaches OpenAI, Anthropic, Ollama, vLLM or any OpenAI-compatible server), a
+            function or coroutine from prompt to text, or a ``heta_nb.JudgeModel``. A
+            judge given its own ``model=`` keeps it.
+        judge_cache: where judges keep the model's answers: a folder, ``"replay"`` (a
+            miss is an error: CI replays a recorded run without a key), ``"refresh"``
+            (ask again, keep the new answers), a ``heta_nb.JudgeCache`` or None (no
+            cache). Default ``"auto"``: ``_heta_nb/judge_cache`` beside a local store,
+            else ``~/.cache/heta_nb/judge_cache``.
+        judge_limits: a ``heta_nb.JudgeLimits`` (or a mapping of its fields): judge calls in
+            flight (default 16), requests and tokens per minute, a call's timeout,
+            retries and backoff; 429s wait as ``Retry-After`` says.
+        judge_prices: dollars per million tokens by judge model name,
+            ``{"openai/gpt-4o-mini": {"input": 0.15, "output": 0.6}}``; models not
+            in it are priced from LiteLLM's offline map when LiteLLM is installed,
+            else their cost reads unknown (never $0).
+        max_cost: stop the run once the judges have spent this many dollars: the
+            report is partial and says why (needs a known price).
+        repeats: judge each case this many times; the score is their mean and its
+            metadata keeps each verdict and their agreement (default 1).
         progress: True (default: widget in notebooks, console elsewhere), False,
             ``"widget"``, ``"console"`` or a callable receiving each event.
         on_event: an extra callable receiving each event.
@@ -182,5 +210,11 @@ def start(
         reuse_kb=reuse_kb,
         workspace=workspace,
         lint=lint,
+        judge_model=judge_model,
+        judge_cache=judge_cache,
+        judge_limits=judge_limits,
+        judge_prices=judge_prices,
+        max_cost=max_cost,
+        repeats=repeats,
     )
     return start_run(config, ViewOptions(progress=progress, on_event=on_event, record_events=record_events))

@@ -231,11 +231,13 @@ class PreparedEvaluator:
     evaluator may still hand back an awaitable, which is awaited too.
     """
 
-    __slots__ = ("name", "original", "is_async", "fn", "convention", "raw_as")
+    __slots__ = ("name", "original", "is_async", "fn", "convention", "raw_as", "own_deadline")
 
     def __init__(self, original: Any) -> None:
         self.original = original
         self.name = evaluator_name(original)
+        self.own_deadline = getattr(original, "own_deadline", False) is True
+        """Its calls keep their own time limits (an LLM judge's): the run's evaluator timeout does not apply."""
         self.fn: Callable[..., Any]
         if isinstance(original, BuiltinEvaluator):
             self.fn = original.score_json

@@ -9,6 +9,7 @@ from heta_nb.evaluators.answers import AnswerContains, AnswerExactMatch, AnswerF
 from heta_nb.evaluators.base import BuiltinEvaluator
 from heta_nb.evaluators.documents import DOCUMENT_METRICS, DocumentMetric
 from heta_nb.evaluators.evidence import EvidenceRecall
+from heta_nb.llm_judges import JUDGES, JudgeEvaluator
 
 __all__ = ["available", "get"]
 
@@ -20,17 +21,19 @@ _PLAIN = {"answer_contains": AnswerContains, "answer_exact_match": AnswerExactMa
 
 def available() -> list[str]:
     """The evaluator name patterns :func:`get` understands."""
-    return [*sorted(_PLAIN), "evidence_recall@K", *(f"{m}@K" for m in DOCUMENT_METRICS)]
+    return [*sorted(_PLAIN), "evidence_recall@K", *(f"{m}@K" for m in DOCUMENT_METRICS), *JUDGES]
 
 
-def get(name: str) -> BuiltinEvaluator:
+def get(name: str) -> BuiltinEvaluator | JudgeEvaluator:
     """A built-in evaluator from its report name.
 
     ``evidence_recall@5``, ``answer_contains`` and ``answer_exact_match`` are Heta's
     evaluators (same names and numbers); ``recall@K``, ``precision@K``, ``hit@K``,
     ``mrr@K``, ``ndcg@K`` and ``map@K`` are document-level metrics with trec_eval's
     conventions; ``beir_ndcg@K`` etc. are Heta's BEIR variants; ``answer_f1`` is
-    SQuAD token F1.
+    SQuAD token F1. ``faithfulness``, ``answer_correctness``, ``answer_relevance``,
+    ``context_precision`` and ``context_recall`` are LLM judges (:mod:`heta_nb.llm_judges`):
+    they need the run's ``judge_model=``.
 
     Names are case-insensitive and surrounding whitespace is ignored; ``success@K``,
     ``rr@K``, ``p@K`` and ``r@K`` are aliases of ``hit@K``, ``mrr@K``, ``precision@K``
@@ -55,6 +58,8 @@ def get(name: str) -> BuiltinEvaluator:
     key = name.strip().lower()
     if key in _PLAIN:
         return _PLAIN[key]()
+    if key in JUDGES:
+        return JUDGES[key]()
     metric, at, cutoff = key.partition("@")
     metric = _ALIASES.get(metric, metric)
     if at and (metric == "evidence_recall" or metric in DOCUMENT_METRICS):
@@ -78,7 +83,7 @@ def _suggestion(key: str) -> str:
     if not at:  # e.g. "recall" or "evidence_recall": the metric needs its cut-off
         if metric in DOCUMENT_METRICS or metric == "evidence_recall" or metric in _ALIASES:
             return f"; did you mean '{_ALIASES.get(metric, metric)}@10'? (this metric needs a cut-off @K)"
-        close = difflib.get_close_matches(key, list(_PLAIN), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(key, [*_PLAIN, *JUDGES], n=1, cutoff=0.6)
         return f"; did you mean {close[0]!r}?" if close else ""
     metrics = [*DOCUMENT_METRICS, "evidence_recall"]
     close = difflib.get_close_matches(metric, metrics, n=1, cutoff=0.6)

@@ -18,6 +18,7 @@ from heta_nb.runner.checkpoint import CheckpointWriter
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.encode import encode_case
 from heta_nb.runner.events import RunStatus
+from heta_nb.runner.judging import judges_metadata
 from heta_nb.runner.plan import RunPlan, RunTarget
 
 __all__ = ["RunTally", "build_report", "report_chunks", "save_report", "utc_now"]
@@ -90,6 +91,14 @@ def build_report(
         "elapsed_s": tally.elapsed_s,
         "warnings": list(tally.warnings),
     }
+    judges = judges_metadata(plan.evaluators) if plan is not None else {}
+    if judges:
+        heta_nb_meta["judges"] = judges
+        heta_nb_meta["judge_settings"] = {
+            "limits": config.judges.limits.record(),
+            "max_cost": config.judges.max_cost,
+            "repeats": config.judges.repeats,
+        }
     if tally.executor is not None:
         heta_nb_meta["executor"] = dict(tally.executor)
     if tally.failure:

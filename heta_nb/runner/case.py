@@ -70,6 +70,9 @@ class CaseRunner:
         self._wait_for = float(timeout) if timeout is not None and not SUPPORTED else None
         """The query timeout through ``asyncio.wait_for`` instead (Python 3.10)."""
         self._evaluator_wait_for = evaluator_timeout if not SUPPORTED else None
+        self.query_slots: asyncio.Semaphore | None = None
+        """With LLM judges, the engine runs more workers than ``concurrency`` and this keeps the KB's
+        queries to ``concurrency`` at once: a case being judged does not hold up the next queries."""
 
     async def run(
         self,
@@ -98,65 +101,74 @@ class CaseRunner:
         raw: Any = None
         response: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
-        while True:
-            attempts += 1
-            retryable = False
-            if timeout_s is not None:
-                due[task] = perf_counter() + timeout_s
-            try:
-                if self._wait_for is not None:  # Python 3.10
-                    raw = await asyncio.wait_for(_guarded(query, case.query, stalls, task), self._wait_for)
-                else:
-                    raw = await query(case.query)
-                response = normalize_response_data(raw, mode, safe=False)
-            except asyncio.CancelledError as exc:
-                if deadlines.expired(task):
+        slots = self.query_slots
+        if slots is not None:  # (judges run: a query slot is held for the query only, not the scoring)
+            await slots.acquire()
+        try:
+            while True:
+                attempts += 1
+                retryable = False
+                if timeout_s is not None:
+                    due[task] = perf_counter() + timeout_s
+                try:
+                    if self._wait_for is not None:  # Python 3.10
+                        raw = await asyncio.wait_for(_guarded(query, case.query, stalls, task), self._wait_for)
+                    else:
+                        raw = await query(case.query)
+                    response = normalize_response_data(raw, mode, safe=False)
+                except asyncio.CancelledError as exc:
+                    if deadlines.expired(task):
+                        retryable = True
+                        error = _timeout_error(c.timeout_s, attempts)
+                    elif self._cancelled() or _cancel_requested(task):
+                        raise
+                    else:  # the KB raised it itself (say, awaiting a task of its own that was cancelled)
+                        error = error_data(
+                            "CancelledError",
+                            _STRAY_CANCEL.format("knowledge base", describe_error(exc)),
+                            False,
+                            attempts,
+                            exc,
+                        )
+                except asyncio.TimeoutError:  # from wait_for, or raised by the KB itself
                     retryable = True
                     error = _timeout_error(c.timeout_s, attempts)
-                elif self._cancelled() or _cancel_requested(task):
-                    raise
-                else:  # the KB raised it itself (say, awaiting a task of its own that was cancelled)
+                except InvalidResponseError as exc:
+                    error = error_data(type(exc).__name__, describe_error(exc), False, attempts, exc)
+                except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
+                    cause = self._escaped(exc)
+                    retryable = getattr(cause, "retryable", False) is True or isinstance(cause, c.retry_types)
                     error = error_data(
-                        "CancelledError",
-                        _STRAY_CANCEL.format("knowledge base", describe_error(exc)),
-                        False,
-                        attempts,
-                        exc,
+                        type(cause).__name__, describe_error(cause) or type(cause).__name__, retryable, attempts, cause
                     )
-            except asyncio.TimeoutError:  # from wait_for, or raised by the KB itself
-                retryable = True
-                error = _timeout_error(c.timeout_s, attempts)
-            except InvalidResponseError as exc:
-                error = error_data(type(exc).__name__, describe_error(exc), False, attempts, exc)
-            except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
-                cause = self._escaped(exc)
-                retryable = getattr(cause, "retryable", False) is True or isinstance(cause, c.retry_types)
-                error = error_data(
-                    type(cause).__name__, describe_error(cause) or type(cause).__name__, retryable, attempts, cause
-                )
-            except EXITS as exc:  # raised inside the query: sys.exit() in KB code, say
-                self._reraise_unless_raised_here(exc)
-                error = error_data(type(exc).__name__, describe_error(exc) or type(exc).__name__, False, attempts, exc)
-            finally:
-                if timeout_s is not None:  # Deadlines.disarm, inline
-                    due.pop(task, None)
-                    if late:
-                        deadlines.settle(task)
-            if stalls:
-                record = stalls.pop(task, None)
-                if record is not None:
-                    blocked = blocked_seconds(record, perf_counter(), deadlines.monitor_interval)
-                    if self._blocked_query(blocked, case, mode):
-                        response = None
-                        error = _timeout_error(c.timeout_s, attempts, blocked)
-                        break
-            if response is not None:
-                error = None
+                except EXITS as exc:  # raised inside the query: sys.exit() in KB code, say
+                    self._reraise_unless_raised_here(exc)
+                    error = error_data(
+                        type(exc).__name__, describe_error(exc) or type(exc).__name__, False, attempts, exc
+                    )
+                finally:
+                    if timeout_s is not None:  # Deadlines.disarm, inline
+                        due.pop(task, None)
+                        if late:
+                            deadlines.settle(task)
+                if stalls:
+                    record = stalls.pop(task, None)
+                    if record is not None:
+                        blocked = blocked_seconds(record, perf_counter(), deadlines.monitor_interval)
+                        if self._blocked_query(blocked, case, mode):
+                            response = None
+                            error = _timeout_error(c.timeout_s, attempts, blocked)
+                            break
+                if response is not None:
+                    error = None
+                    break
+                if retryable and attempts <= c.retries:
+                    await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
+                    continue
                 break
-            if retryable and attempts <= c.retries:
-                await asyncio.sleep(c.backoff_s * (2 ** (attempts - 1)))
-                continue
-            break
+        finally:
+            if slots is not None:
+                slots.release()
         query_ms = round((perf_counter() - started) * 1000, 3)  # (rounded as Heta rounds a latency)
         scores: list[dict[str, Any]] = []
         failed_evaluators: list[str] | None = None
@@ -179,13 +191,13 @@ class CaseRunner:
                         else:
                             outcome = evaluator.fn(case, given)
                         if evaluator.is_async or inspect.isawaitable(outcome):
-                            if evaluator_timeout is not None:
+                            if evaluator_timeout is not None and not evaluator.own_deadline:
                                 due[task] = perf_counter() + evaluator_timeout
                                 try:
                                     outcome = await outcome
                                 finally:
                                     due.pop(task, None)  # (a late cancellation is settled below)
-                            elif self._evaluator_wait_for is not None:  # Python 3.10
+                            elif self._evaluator_wait_for is not None and not evaluator.own_deadline:  # Python 3.10
                                 outcome = await _evaluator_wait_for(outcome, self._evaluator_wait_for, stalls, task)
                             else:
                                 outcome = await outcome
@@ -210,6 +222,9 @@ class CaseRunner:
                     failed = True
                     cause = self._escaped(exc)
                     data = error_score(evaluator.name, type(cause).__name__, describe_error(cause))
+                    judged = getattr(cause, "score_metadata", None)  # (an LLM judge's raw answers, model, usage)
+                    if type(judged) is dict:
+                        data["metadata"].update({k: v for k, v in judged.items() if k != "error"})
                 except EXITS as exc:  # sys.exit() in evaluator code, say
                     failed = True
                     self._reraise_unless_raised_here(exc)

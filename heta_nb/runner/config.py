@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heta_nb.llm_judges.binding import JudgeSettings
 from heta_nb.model.json import to_json_value
 from heta_nb.runner.errors import RunError
 from heta_nb.runner.redaction import recorded_options
@@ -132,6 +133,34 @@ class RunConfig:
     lint: bool = True
     """warn before the first query about cases the chosen evaluators cannot
     score (no gold evidence or answers...); default True."""
+    judge_model: Any = None
+    """the language model of the LLM judges (``faithfulness``,
+    ``answer_correctness``, ``heta_nb.judge(...)``...): any object following
+    Heta's ``LanguageModelProtocol`` (its LiteLLM-backed ``LanguageModel``
+    reaches OpenAI, Anthropic, Ollama, vLLM or any OpenAI-compatible server), a
+    function or coroutine from prompt to text, or a ``heta_nb.JudgeModel``. A
+    judge given its own ``model=`` keeps it."""
+    judge_cache: Any = "auto"
+    """where judges keep the model's answers: a folder, ``"replay"`` (a
+    miss is an error: CI replays a recorded run without a key), ``"refresh"``
+    (ask again, keep the new answers), a ``heta_nb.JudgeCache`` or None (no
+    cache). Default ``"auto"``: ``_heta_nb/judge_cache`` beside a local store,
+    else ``~/.cache/heta_nb/judge_cache``."""
+    judge_limits: Any = None
+    """a ``heta_nb.JudgeLimits`` (or a mapping of its fields): judge calls in
+    flight (default 16), requests and tokens per minute, a call's timeout,
+    retries and backoff; 429s wait as ``Retry-After`` says."""
+    judge_prices: Mapping[str, Any] | None = None
+    """dollars per million tokens by judge model name,
+    ``{"openai/gpt-4o-mini": {"input": 0.15, "output": 0.6}}``; models not
+    in it are priced from LiteLLM's offline map when LiteLLM is installed,
+    else their cost reads unknown (never $0)."""
+    max_cost: float | None = None
+    """stop the run once the judges have spent this many dollars: the
+    report is partial and says why (needs a known price)."""
+    repeats: int = 1
+    """judge each case this many times; the score is their mean and its
+    metadata keeps each verdict and their agreement (default 1)."""
 
     modes: tuple[str, ...] = field(init=False, repr=False, compare=False)
     """``query_modes`` as a tuple of stripped mode names."""
@@ -145,6 +174,8 @@ class RunConfig:
     """``query_options`` as plain JSON (a copy): what every query gets."""
     recorded_options: dict[str, Any] = field(init=False, repr=False, compare=False)
     """``query_options`` as reports and checkpoints record them: secret-looking keys' values redacted."""
+    judges: JudgeSettings = field(init=False, repr=False, compare=False)
+    """The ``judge_*`` settings, ``max_cost`` and ``repeats``, checked."""
 
     def __post_init__(self) -> None:
         """Check every setting that needs nothing else; fill in the checked forms."""
@@ -200,6 +231,18 @@ class RunConfig:
         object.__setattr__(self, "recorded_options", recorded_options(query_options))
         if self.report_id and not self.report_id.strip():
             raise RunError("report_id must not be blank")
+        try:
+            judges = JudgeSettings.make(
+                model=self.judge_model,
+                cache=self.judge_cache,
+                limits=self.judge_limits,
+                prices=self.judge_prices,
+                max_cost=self.max_cost,
+                repeats=self.repeats,
+            )
+        except (TypeError, ValueError) as exc:
+            raise RunError(str(exc)) from None
+        object.__setattr__(self, "judges", judges)
 
 
 def _check_executor(value: Any) -> None:

@@ -49,6 +49,7 @@ from heta_nb.runner.events import (
     announce_warning,
 )
 from heta_nb.runner.interrupts import InterruptWatch
+from heta_nb.runner.judging import start_judges
 from heta_nb.runner.plan import CaseTask, ResultKey, RunPlan, RunTarget, make_plan
 
 __all__ = ["Engine"]
@@ -94,13 +95,8 @@ class Engine:
         """Where the cases run with ``executor=`` (None: in this process)."""
         self._results: dict[ResultKey, EvaluationCaseResult] = {}
         self._encoded: dict[ResultKey, bytes] = {}
-        """Each result's JSON, as written to the checkpoint (reused by the final save).
-
-        Keeping these bytes costs the case loop about 1 us per case, but encoding the
-        results again at the end would cost 8-9 us each: by then their dicts are
-        no longer in the CPU's caches (measured in one process; a result encoded right
-        after it was scored takes about 4 us).
-        """
+        """Each result's JSON, as written to the checkpoint, reused by the final save (keeping the bytes
+        costs ~1 us a case; encoding again at the end would cost 8-9 us each, the dicts out of cache)."""
         self._batch: list[tuple[ResultKey, str, dict[str, Any], Any, float]] = []
         """Cases finished since the last flush, not yet encoded (see :meth:`_flush`)."""
         self._checkpoint: CheckpointWriter | None = None
@@ -112,6 +108,9 @@ class Engine:
         self.interrupts = InterruptWatch(self.cancel_threadsafe)
         """The user's Ctrl-C while the run is active on the main thread (``evaluate_async``)."""
         self._freeze = FreezeHold()
+        self._judges: list[Any] = []
+        self._stop_reason: str | None = None
+        """Why the run stopped itself (its judges' budget), if it did."""
         """Kept results out of the garbage collector's full collections (see :mod:`heta_nb.runner.collector`)."""
 
     # -- events ----------------------------------------------------------------------
@@ -138,6 +137,13 @@ class Engine:
         announce_warning(event)
 
     # -- cancellation ------------------------------------------------------------------
+    def _stop_for(self, reason: str) -> None:
+        """Stop the run for ``reason`` (the judges' budget is spent): warned, and the report says why."""
+        if self._stop_reason is None:
+            self._stop_reason = reason
+            self.warn("judge_budget", reason)
+            self.cancel()
+
     def cancel(self) -> None:
         """Stop taking new cases and cancel those in flight (call on the engine's loop)."""
         self._cancelled = True
@@ -216,7 +222,7 @@ class Engine:
                     break
                 await self._run_unit(plan, unit_index, unit)
             if self._cancelled:
-                status = "cancelled"
+                status, failure = "cancelled", self._stop_reason
         except asyncio.CancelledError:
             status = "cancelled"
             self._cancelled = True
@@ -226,17 +232,8 @@ class Engine:
             if self.plan is None:  # nothing ran: the caller gets the exception itself
                 await self._close_remote()
                 message = f"{type(exc).__name__}: {describe_error(exc)}"
-                self.emit(
-                    RunFinished(
-                        status="failed",
-                        done=0,
-                        total=0,
-                        errors=0,
-                        seconds=self.now(),
-                        error=message,
-                        t=self.now(),
-                    )
-                )
+                now = self.now()
+                self.emit(RunFinished(status="failed", done=0, total=0, errors=0, seconds=now, error=message, t=now))
                 raise
             status = "failed"
             failure = f"{type(exc).__name__}: {describe_error(exc)}"
@@ -267,6 +264,7 @@ class Engine:
             writer.start(plan.header, fresh=not config.resume)
             self._checkpoint = writer
         self.plan = plan  # from here on, a failure still gives a report
+        self._judges = start_judges(config, target.store, plan.evaluators, self._stop_for)
         self._cases = CaseRunner(
             config,
             plan.evaluators,
@@ -274,6 +272,8 @@ class Engine:
             interrupted=lambda: self.interrupts.count > 0,
             warn=self.warn,
         )
+        if self._judges:  # the KB's queries stay at `concurrency` while judged cases wait for their model
+            self._cases.query_slots = asyncio.Semaphore(config.concurrency)
         self.emit(
             RunStarted(
                 report_id=target.report_id,
@@ -351,7 +351,8 @@ class Engine:
             remote = RemoteUnit(unit_index, unit_id, kb_name, c.kb if builder is None else adapter.kb, pending)
             jobs = [self._remote.run_unit(c, plan.evaluators, remote, self._take, self.warn)]
         else:  # or in this process: ``concurrency`` workers pulling the unit's queries
-            jobs = [worker() for _ in range(min(c.concurrency, len(pending)))]
+            judging = sum(session.limits.concurrency for session in self._judges)  # (more workers: judging pipelines)
+            jobs = [worker() for _ in range(min(c.concurrency + judging, len(pending)))]
         deadlines = self._cases.deadlines
         deadlines.start()
         self._workers = [asyncio.ensure_future(job) for job in jobs]

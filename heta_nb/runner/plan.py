@@ -6,6 +6,7 @@ The target (KB, names, store) is checked against the world when the engine is ma
 
 from __future__ import annotations
 
+import copy
 import difflib
 import hashlib
 import re
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from heta_nb.errors import ReportExistsError
 from heta_nb.evaluators import PreparedEvaluator, as_evaluator
+from heta_nb.llm_judges import JudgeEvaluator
 from heta_nb.model.report import BenchmarkManifest, EvaluationCaseResult
 from heta_nb.runner.checkpoint import checkpoint_exists, read_checkpoint
 from heta_nb.runner.config import RunConfig
@@ -163,12 +165,18 @@ def prepared_evaluators(chosen: Sequence[Any]) -> list[PreparedEvaluator]:
     """
     if isinstance(chosen, str) or not hasattr(chosen, "__iter__"):
         chosen = [chosen]
-    prepared = [PreparedEvaluator(as_evaluator(e)) for e in chosen]
+    prepared = [PreparedEvaluator(_own_copy(as_evaluator(e))) for e in chosen]
     names = [e.name for e in prepared]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise RunError(f"evaluator names must be unique (they are the report's score names): {duplicates}")
     return prepared
+
+
+def _own_copy(evaluator: Any) -> Any:
+    """An LLM judge copied, so that the run binds its own copy to its session (a judge object
+    may serve two runs at once, in a sweep); any other evaluator as it is."""
+    return copy.copy(evaluator) if isinstance(evaluator, JudgeEvaluator) else evaluator
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,45 @@
+"""A run's LLM judges: bound to their sessions when the run starts, described in its report.
+
+The engine calls :func:`start_judges` once its plan is made; a judge budget that runs
+out calls back ``on_exhausted`` (the engine warns and stops the run, whose report is
+then partial and says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from heta_nb.llm_judges import bind_judges, judges_record
+from heta_nb.llm_judges.session import JudgeSession
+from heta_nb.runner.config import RunConfig
+from heta_nb.runner.errors import RunError
+
+__all__ = ["judges_metadata", "local_store_root", "start_judges"]
+
+
+def local_store_root(store: Any) -> Path | None:
+    """The folder of a local report store (None: in memory, or not a local folder)."""
+    backend = getattr(store, "backend", None)
+    root = getattr(backend, "root", None)
+    return root if isinstance(root, Path) else None
+
+
+def start_judges(
+    config: RunConfig, store: Any, evaluators: Sequence[Any], on_exhausted: Callable[[str], None]
+) -> list[JudgeSession]:
+    """Bind the run's judges to their sessions (none: no judges).
+
+    Raises:
+        RunError: a judge without a model, or ``max_cost`` for a model with no price.
+    """
+    try:
+        return bind_judges(evaluators, config.judges, store_root=local_store_root(store), on_exhausted=on_exhausted)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+
+
+def judges_metadata(evaluators: Sequence[Any]) -> dict[str, Any]:
+    """``metadata.heta_nb.judges``: each judge's kind, model, template and versions."""
+    return judges_record(evaluators)
