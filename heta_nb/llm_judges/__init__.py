@@ -21,7 +21,7 @@ from heta_nb.llm_judges.costs import PriceTable
 from heta_nb.llm_judges.grounding import ContextPrecision, ContextRecall, Faithfulness
 from heta_nb.llm_judges.limits import JudgeLimits
 from heta_nb.llm_judges.models import JudgeModel
-from heta_nb.llm_judges.session import BudgetExceededError, JudgeOutputError
+from heta_nb.llm_judges.session import JudgeOutputError
 from heta_nb.llm_judges.standin import STANDIN_NAME, standin_model
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "STANDIN_NAME",
     "AnswerCorrectness",
     "AnswerRelevance",
-    "BudgetExceededError",
     "CacheMissError",
     "ContextPrecision",
     "ContextRecall",

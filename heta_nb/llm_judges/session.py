@@ -22,17 +22,13 @@ from heta_nb.llm_judges.limits import CallLimiter, JudgeLimits
 from heta_nb.llm_judges.models import Completion, JudgeModel
 from heta_nb.llm_judges.prompts import PromptTemplate, material_prompt, repair_prompt
 
-__all__ = ["BudgetExceededError", "JudgeOutputError", "JudgeSession", "Usage", "VerdictError", "parse_json_object"]
+__all__ = ["JudgeOutputError", "JudgeSession", "Usage", "VerdictError", "parse_json_object"]
 
 T = TypeVar("T")
 
 
 class VerdictError(ValueError):
     """An answer that is not the verdict asked for (not JSON, wrong shape, an unknown claim or chunk id)."""
-
-
-class BudgetExceededError(RuntimeError):
-    """The run's ``max_cost`` is spent: no more judge calls."""
 
 
 @dataclass
@@ -117,10 +113,6 @@ class _Budget:
     exhausted: bool = False
     on_exhausted: Callable[[str], None] | None = None
 
-    def check(self) -> None:
-        if self.exhausted:
-            raise BudgetExceededError(f"max_cost ${self.max_cost:g} spent: no more judge calls")
-
     def spend(self, cost: float) -> None:
         self.spent += cost
         if not self.exhausted and self.spent >= self.max_cost:
@@ -172,7 +164,6 @@ class JudgeSession:
             JudgeOutputError: two unusable answers (the raw texts are kept).
             ModelCallError: the model could not be reached (after the limiter's retries).
             CacheMissError: a replay found no answer.
-            BudgetExceededError: ``max_cost`` is spent.
         """
         system, prompt = template.system, material_prompt(material)
         usage = Usage()
@@ -203,8 +194,6 @@ class JudgeSession:
             completion = await asyncio.shield(pending)
             usage.add(completion.tokens_in, completion.tokens_out, 0.0, cached=True)
             return completion.text
-        if self._budget is not None:
-            self._budget.check()
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:

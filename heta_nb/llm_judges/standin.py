@@ -33,8 +33,12 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
 
 
+_DECLINE = re.compile(r"\b(i )?(do not|don't|cannot|can't) (know|answer|tell)\b|\bno information\b", re.I)
+
+
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if _words(s)]
+    """The claims of a text: its sentences with content words, less those that only decline."""
+    return [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+", text) if _words(s) and not _DECLINE.search(s)]
 
 
 def _share(part: str, whole: str) -> float:

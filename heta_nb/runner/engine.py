@@ -138,11 +138,12 @@ class Engine:
 
     # -- cancellation ------------------------------------------------------------------
     def _stop_for(self, reason: str) -> None:
-        """Stop the run for ``reason`` (the judges' budget is spent): warned, and the report says why."""
+        """Take no new case, for ``reason`` (the judges' budget is spent); the cases in flight finish (their
+        calls are paid for or under way), so the report holds every cost. Warned; the report says why."""
         if self._stop_reason is None:
             self._stop_reason = reason
+            self._cancelled = True
             self.warn("judge_budget", reason)
-            self.cancel()
 
     def cancel(self) -> None:
         """Stop taking new cases and cancel those in flight (call on the engine's loop)."""
@@ -256,6 +257,7 @@ class Engine:
             builder_events=self._builder_event,
             clock=self.now,
         )
+        self._judges = start_judges(config, target.store, plan.evaluators, self._stop_for)  # (before any write)
         self.started_at = plan.started_at
         self._results.update(plan.resumed)
         self._errors += sum(1 for result in plan.resumed.values() if result.error is not None)
@@ -264,7 +266,6 @@ class Engine:
             writer.start(plan.header, fresh=not config.resume)
             self._checkpoint = writer
         self.plan = plan  # from here on, a failure still gives a report
-        self._judges = start_judges(config, target.store, plan.evaluators, self._stop_for)
         self._cases = CaseRunner(
             config,
             plan.evaluators,
