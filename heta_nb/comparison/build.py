@@ -21,6 +21,7 @@ from heta_nb.comparison.notes import (
 from heta_nb.comparison.result import Comparison
 from heta_nb.comparison.significance import Family, run_paired_tests, untested
 from heta_nb.comparison.systems import System, baselines_of, name_systems, resolve_systems, unique_labels
+from heta_nb.llm_judges.binding import judge_difference
 from heta_nb.model.io import load_report
 
 __all__ = ["compare"]
@@ -168,7 +169,8 @@ def compare(
     found.extend(overlap_warnings(aligned.overlap))
 
     own = _own_reasons(loaded, systems, aligned.metrics)
-    not_applicable = untested(own, [s.mode for s in systems], base_of, len(aligned.metrics))
+    incomparable = _judges_differ(loaded, systems, base_of, aligned.metrics)
+    not_applicable = {**untested(own, [s.mode for s in systems], base_of, len(aligned.metrics)), **incomparable}
     tests = run_paired_tests(
         aligned,
         base_of,
@@ -180,10 +182,17 @@ def compare(
         correction=correction,
     )
     if not_applicable:
-        notes.append(
-            "n/a (not tested, not in a Holm family): "
-            + "; ".join(f"{systems[k].name} {aligned.metrics[j]}: {why}" for (k, j), why in not_applicable.items())
-        )
+        for word, untested_ones in (
+            ("n/a", {key: why for key, why in not_applicable.items() if key not in incomparable}),
+            ("not comparable", incomparable),
+        ):
+            if untested_ones:
+                notes.append(
+                    f"{word} (not tested, not in a Holm family): "
+                    + "; ".join(
+                        f"{systems[k].name} {aligned.metrics[j]}: {why}" for (k, j), why in untested_ones.items()
+                    )
+                )
     families = _families(systems, base_of, aligned.metrics, tests, not_applicable, correction, paired_by_mode)
     tested = {key: t for key, t in tests.items() if key not in not_applicable}
     notes.extend(interval_notes(tested, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
@@ -201,6 +210,7 @@ def compare(
         notes=notes,
         reports=tuple(loaded),
         not_applicable=own,
+        incomparable=incomparable,
         arguments={
             "names": list(names) if names is not None else None,
             "metrics": [metrics] if isinstance(metrics, str) else (list(metrics) if metrics is not None else None),
@@ -256,6 +266,23 @@ def _families(
             correction=correction,
         )
     return out
+
+
+def _judges_differ(
+    reports: Sequence[Any], systems: Sequence[Any], base_of: dict[int, int], metrics: Sequence[str]
+) -> dict[tuple[int, int], str]:
+    """``{(system, metric): "judge differs: ..."}`` where an LLM judge's model, template or settings
+    differ between a system's report and its baseline's: the numbers mean different things."""
+    found: dict[tuple[int, int], str] = {}
+    for k, base in base_of.items():
+        mine, theirs = reports[systems[k].report_index], reports[systems[base].report_index]
+        if mine is theirs:
+            continue
+        for j, metric in enumerate(metrics):
+            why = judge_difference(mine.metadata, theirs.metadata, metric)
+            if why:
+                found[(k, j)] = why
+    return found
 
 
 def _own_reasons(reports: Sequence[Any], systems: Sequence[Any], metrics: Sequence[str]) -> dict[tuple[int, int], str]:

@@ -17,6 +17,8 @@ def _kind(row: Mapping[str, Any]) -> str:
     verdict = str(row["verdict"])
     if verdict.startswith("n/a"):
         return "na"
+    if verdict.startswith("not comparable"):
+        return "incomparable"
     for word in ("better", "worse", "inconclusive"):
         if verdict.startswith(word):
             return word
@@ -48,7 +50,13 @@ def verdict_line(system: str, baseline: str, rows: Sequence[Mapping[str, Any]]) 
         the count ``same`` (no detectable difference); the words agree with each row's
         verdict, which is the significance test's (Holm-adjusted when corrected).
     """
-    groups: dict[str, list[Mapping[str, Any]]] = {"better": [], "worse": [], "inconclusive": [], "na": []}
+    groups: dict[str, list[Mapping[str, Any]]] = {
+        "better": [],
+        "worse": [],
+        "inconclusive": [],
+        "na": [],
+        "incomparable": [],
+    }
     same = none = 0
     for row in rows:
         kind = _kind(row)
@@ -69,6 +77,9 @@ def verdict_line(system: str, baseline: str, rows: Sequence[Mapping[str, Any]]) 
     parts.append(f"{same} no detectable difference")
     if groups["na"]:
         parts.append(f"{len(groups['na'])} n/a ({', '.join(str(r['metric']) for r in groups['na'][:4])})")
+    if groups["incomparable"]:
+        named = ", ".join(str(r["metric"]) for r in groups["incomparable"][:4])
+        parts.append(f"{len(groups['incomparable'])} not comparable ({named}: judge differs)")
     if none:
         parts.append(f"{none} without aligned cases")
     better, worse = bool(groups["better"]), bool(groups["worse"])
@@ -82,6 +93,7 @@ def verdict_line(system: str, baseline: str, rows: Sequence[Mapping[str, Any]]) 
         "worse": [str(r["metric"]) for r in groups["worse"]],
         "inconclusive": [str(r["metric"]) for r in groups["inconclusive"]],
         "na": [str(r["metric"]) for r in groups["na"]],
+        "incomparable": [str(r["metric"]) for r in groups["incomparable"]],
         "same": same,
     }
 

@@ -81,6 +81,7 @@ class Comparison(RichDisplay):
         reports: tuple[EvaluationReport, ...] = (),
         arguments: dict[str, Any] | None = None,
         not_applicable: dict[tuple[int, int], str] | None = None,
+        incomparable: dict[tuple[int, int], str] | None = None,
     ) -> None:
         self.reports: tuple[EvaluationReport, ...] = reports
         """The compared reports (what exports save next to a notebook)."""
@@ -109,7 +110,12 @@ class Comparison(RichDisplay):
         own = dict(not_applicable or {})
         self._na_own = own
         """``{(system, metric): reason}``: the metric is n/a in that system's mode."""
-        self._not_applicable = untested(own, [s.mode for s in systems], self._base_of, len(self.metrics))
+        self._incomparable = dict(incomparable or {})
+        """``{(system, metric): "judge differs: ..."}``: not tested, the numbers mean different things."""
+        self._not_applicable = {
+            **untested(own, [s.mode for s in systems], self._base_of, len(self.metrics)),
+            **self._incomparable,
+        }
 
     # -- lookups -------------------------------------------------------------------------
     @property
@@ -185,8 +191,13 @@ class Comparison(RichDisplay):
     def verdict(self, system: int | str, metric: str) -> str:
         """Plain words: ``"better (p=0.003)"``, ``"no detectable difference (p=0.41)"``, ``"worse (...)"``,
         ``"inconclusive (...)"`` or ``"n/a: full_text_search returns no answers"`` (not tested)."""
-        why = self._not_applicable.get((self._system(system), self._metric(metric)))
-        return f"n/a: {why}" if why else verdict_text(self.test(system, metric), self.alpha)
+        key = (self._system(system), self._metric(metric))
+        why = self._not_applicable.get(key)
+        return self._untested_text(key, why) if why else verdict_text(self.test(system, metric), self.alpha)
+
+    def _untested_text(self, key: tuple[int, int], why: str) -> str:
+        """``"not comparable: judge differs: ..."`` or ``"n/a: ..."``."""
+        return f"not comparable: {why}" if key in self._incomparable else f"n/a: {why}"
 
     def not_applicable(self, system: int | str, metric: str) -> str:
         """Why ``metric`` is n/a in ``system``'s own mode (the baseline may be named), or ``""``."""
@@ -251,7 +262,7 @@ class Comparison(RichDisplay):
                         "ties": t.ties,
                         "losses": t.losses,
                         "significant": not why and is_significant(t, self.alpha),
-                        "verdict": f"n/a: {why}" if why else verdict_text(t, self.alpha),
+                        "verdict": self._untested_text((k, j), why) if why else verdict_text(t, self.alpha),
                     }
                 )
         return rows

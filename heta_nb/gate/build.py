@@ -141,7 +141,7 @@ def check(
         extra_metrics=lambda mode: thresholds.floor_metrics(mode, all_modes),
     )
     checked = sorted({m for names in pairing.metrics.values() for m in names})
-    errored_names = sorted({m for found in pairing.errored.values() for m in found})
+    errored_names = sorted({m for found in [*pairing.errored.values(), *pairing.incomparable.values()] for m in found})
     unknown = thresholds.unknown_keys(pairing.modes, [*checked, *errored_names]) if pairing.modes else []
     if unknown:
         raise ValueError(
@@ -200,9 +200,11 @@ def check(
     rows = []
     for mode in pairing.modes:
         failing = pairing.errored.get(mode, {})
-        for metric in [*pairing.metrics[mode], *(m for m in failing if m not in pairing.metrics[mode])]:
+        differ = pairing.incomparable.get(mode, {})
+        untested_why = {**failing, **differ}
+        for metric in [*pairing.metrics[mode], *(m for m in untested_why if m not in pairing.metrics[mode])]:
             key = (mode, metric)
-            test = tests.get(key) or untested_test(resamples, seed, confidence, failing.get(metric, "not tested"))
+            test = tests.get(key) or untested_test(resamples, seed, confidence, untested_why.get(metric, "not tested"))
             tested = key in tests and not all(not_applicable.get(key, ("", "x")))  # n/a in both: not tested
             row = new_row(
                 mode,
@@ -224,6 +226,7 @@ def check(
                     confidence=confidence,
                     not_applicable=not_applicable.get(key, ("", "")),
                     errored=failing.get(metric, ""),
+                    incomparable=differ.get(metric, ""),
                     strict_floors=strict_floors,
                 )
             )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from heta_nb._util.text import listing
+from heta_nb.llm_judges.binding import judge_difference
 from heta_nb.model.report import EvaluationReport
 
 __all__ = ["Pairing", "pair_reports"]
@@ -31,6 +32,9 @@ class Pairing:
     errored: dict[str, dict[str, str]] = field(default_factory=dict)
     """Per mode, the metrics whose scores are mostly evaluator errors in either report, and why:
     not tested, a row of their own (verdict ``evaluator errors``); not in :attr:`metrics`."""
+    incomparable: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per mode, the metrics whose LLM judge differs between the reports (``"judge differs: ..."``):
+    not tested, a row of their own (verdict ``not comparable``); not in :attr:`metrics`."""
 
 
 def _mostly_errors(new: EvaluationReport, baseline: EvaluationReport) -> dict[str, dict[str, str]]:
@@ -144,6 +148,11 @@ def pair_reports(
 
     numeric = {"new": _numeric_metrics(new), "baseline": _numeric_metrics(baseline)}
     errored = _mostly_errors(new, baseline)
+    differ = {
+        metric: why
+        for metric in dict.fromkeys(m for found in numeric.values() for names in found.values() for m in names)
+        if (why := judge_difference(new.metadata, baseline.metadata, metric))
+    }
     for side in numeric:  # a mostly-errored metric is a row of its own, numeric or not
         for mode, failing in errored.items():
             if mode in numeric[side]:
@@ -186,18 +195,26 @@ def pair_reports(
             per_mode[mode] = names
         elif wanted is None and not extra and not failing:
             reasons.append(f"mode {mode!r}: the reports have no numeric metric in common")
+    incomparable = {}
+    for mode in chosen:
+        judged = {m: why for m, why in differ.items() if m in per_mode.get(mode, []) and m not in errored.get(mode, {})}
+        if judged:
+            incomparable[mode] = judged
+            per_mode[mode] = [m for m in per_mode[mode] if m not in judged]
     kept_errors = {
         mode: {m: why for m, why in found.items() if wanted is None or m in wanted}
         for mode, found in errored.items()
         if mode in chosen
     }
+    kept = [m for m in chosen if m in per_mode or kept_errors.get(m) or incomparable.get(m)]
     return Pairing(
-        modes=[m for m in chosen if m in per_mode or kept_errors.get(m)],
-        metrics={m: per_mode.get(m, []) for m in chosen if m in per_mode or kept_errors.get(m)},
+        modes=kept,
+        metrics={m: per_mode.get(m, []) for m in kept},
         reasons=reasons,
         warnings=warnings,
         broken=broken,
         errored={m: e for m, e in kept_errors.items() if e},
+        incomparable=incomparable,
     )
 
 

@@ -159,6 +159,7 @@ def judge(
     confidence: float,
     not_applicable: tuple[str, str] = ("", ""),
     errored: str = "",
+    incomparable: str = "",
     strict_floors: bool = False,
 ) -> CheckRow:
     """The row with its verdict and reason.
@@ -171,12 +172,16 @@ def judge(
         confidence: The intervals' confidence level.
         not_applicable: Why the metric is n/a in the baseline and in the new report ("" where not).
         errored: Why the metric's scores are mostly evaluator errors ("" when they are not).
+        incomparable: Why the metric means different things in the two reports (its LLM judge
+            differs: ``"judge differs: model 'a' vs 'b'"``), or "".
         strict_floors: Fail a floor the baseline failed too, even when nothing changed.
 
     Returns:
         The judged row.
     """
     before, after = not_applicable
+    if incomparable:
+        return replace(_untested(row), verdict="not comparable", reason=f"not comparable: {incomparable}")
     if errored:
         return replace(_untested(row), verdict="evaluator errors", reason=errored)
     if after and not before:  # the new report stopped producing it: measured, and a regression

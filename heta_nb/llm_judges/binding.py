@@ -21,7 +21,7 @@ from heta_nb.llm_judges.limits import JudgeLimits, as_limits
 from heta_nb.llm_judges.models import JudgeModel, as_judge_model
 from heta_nb.llm_judges.session import JudgeSession
 
-__all__ = ["JudgeSettings", "bind_judges", "judges_of", "judges_record", "resolve_cache"]
+__all__ = ["JudgeSettings", "bind_judges", "judge_difference", "judges_of", "judges_record", "resolve_cache"]
 
 
 @dataclass(frozen=True)
@@ -131,3 +131,37 @@ def bind_judges(
 def judges_record(evaluators: Iterable[Any]) -> dict[str, Any]:
     """``{score name: judge.describe()}`` of a run's judges (the report's ``metadata.heta_nb.judges``)."""
     return {judge.name: judge.describe() for judge in judges_of(evaluators)}
+
+
+def judge_difference(first: Any, second: Any, metric: str) -> str:
+    """Why ``metric`` means different things in two reports' ``metadata.heta_nb.judges``, or ``""``.
+
+    ``"judge differs: model 'a' vs 'b'"`` (or the template, or its settings); also when one
+    report's metric is a judge and the other's is not. Two reports whose metric is no judge
+    in either, or the same judge, give ``""``.
+    """
+    first_judge = _judge_of(first, metric)
+    second_judge = _judge_of(second, metric)
+    if first_judge is None and second_judge is None:
+        return ""
+    if first_judge is None or second_judge is None:
+        return "judge differs: a language model's verdict in one report, another evaluator in the other"
+    if first_judge.get("version") == second_judge.get("version"):
+        return ""
+    for field_name, label in (("model", "model"), ("template_version", "prompt template"), ("kind", "judge")):
+        a, b = first_judge.get(field_name), second_judge.get(field_name)
+        if a != b:
+            return f"judge differs: {label} {a!r} vs {b!r}"
+    changed = sorted(k for k in set(first_judge) | set(second_judge) if first_judge.get(k) != second_judge.get(k))
+    changed = [k for k in changed if k != "version"]
+    versions = f"version {first_judge.get('version')!r} vs {second_judge.get('version')!r}"
+    return f"judge differs: {', '.join(changed) or 'its settings'} changed ({versions})"
+
+
+def _judge_of(metadata: Any, metric: str) -> Mapping[str, Any] | None:
+    """The judge record of ``metric`` in a report's metadata (the report itself, or its ``metadata``)."""
+    metadata = getattr(metadata, "metadata", metadata)
+    heta_nb = metadata.get("heta_nb") if isinstance(metadata, Mapping) else None
+    judges = heta_nb.get("judges") if isinstance(heta_nb, Mapping) else None
+    found = judges.get(metric) if isinstance(judges, Mapping) else None
+    return found if isinstance(found, Mapping) else None

@@ -276,7 +276,7 @@ def build_board(
         family = comparison.family(r)
         for metric in comparison.metrics:
             key = (b, r, mode, metric)
-            if comparison.verdict(r, metric).startswith("n/a"):
+            if comparison.verdict(r, metric).startswith(("n/a", "not comparable")):
                 continue  # not tested: no test, no verdict
             test = comparison.test(r, metric)
             cells[key] = replace(

@@ -55,7 +55,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
             else "heta-worse"
             if verdict.startswith("worse")
             else "heta-muted"
-            if verdict.startswith("n/a")
+            if verdict.startswith(("n/a", "not comparable"))
             else ""
         )
         table.append(
