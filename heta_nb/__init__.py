@@ -31,6 +31,12 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "heta_nb.api",
     "evaluate_async": "heta_nb.api",
     "start": "heta_nb.api",
+    "rescore": "heta_nb.api",
+    "estimate": "heta_nb.api",
+    "judge": "heta_nb.llm_judges",
+    "JudgeModel": "heta_nb.llm_judges",
+    "JudgeCache": "heta_nb.llm_judges",
+    "JudgeLimits": "heta_nb.llm_judges",
     "EvaluationRun": "heta_nb.runner.handle",
     "merge_reports": "heta_nb.runner.merge",
     "compare": "heta_nb.comparison",
@@ -50,7 +56,10 @@ _EXPORTS: dict[str, str] = {
 # submodules reachable as attributes after a plain ``import heta_nb``
 _SUBMODULES: dict[str, str] = {
     name: f"heta_nb.{name}"
-    for name in ("demo", "evaluators", "export", "notebook", "plots", "render", "stats", "tables", "testing")
+    for name in (
+        *("demo", "evaluators", "export", "llm_judges", "notebook"),
+        *("plots", "render", "stats", "tables", "testing"),
+    )
 }
 _SUBMODULES["distributions"] = "heta_nb.tables.distributions"  # its home before 0.2
 
@@ -66,6 +75,9 @@ __all__ = [
     "EvaluationScore",
     "Explorer",
     "HetaRunWarning",
+    "JudgeCache",
+    "JudgeLimits",
+    "JudgeModel",
     "Leaderboard",
     "QueryCitation",
     "QueryResponse",
@@ -78,12 +90,15 @@ __all__ = [
     "compare",
     "evaluate",
     "evaluate_async",
+    "estimate",
     "explore",
+    "judge",
     "load_benchmark",
     "load_ipython_extension",
     "load_report",
     "merge_reports",
     "read_parquet",
+    "rescore",
     "sections",
     "start",
     "sweep",
@@ -93,7 +108,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from heta_nb.api import evaluate, evaluate_async, start
+    from heta_nb.api import estimate, evaluate, evaluate_async, rescore, start
     from heta_nb.benchmark import Benchmark
     from heta_nb.benchmark.load import load_benchmark
     from heta_nb.comparison import Comparison, compare
@@ -101,6 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.explorer import Explorer, explore
     from heta_nb.export import to_html
     from heta_nb.gate import CheckResult, check
+    from heta_nb.llm_judges import JudgeCache, JudgeLimits, JudgeModel, judge
     from heta_nb.model import (
         BenchmarkManifest,
         EvaluationCaseResult,

@@ -12,6 +12,8 @@ from __future__ import annotations
 from heta_nb.api.awaitable import evaluate_async
 from heta_nb.api.background import start
 from heta_nb.api.blocking import evaluate
+from heta_nb.api.estimation import JudgeEstimate, estimate
+from heta_nb.api.rescoring import rescore
 from heta_nb.api.views import ViewOptions
 
-__all__ = ["ViewOptions", "evaluate", "evaluate_async", "start"]
+__all__ = ["JudgeEstimate", "ViewOptions", "estimate", "evaluate", "evaluate_async", "rescore", "start"]

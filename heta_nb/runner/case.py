@@ -6,6 +6,7 @@ The runner's hot path: with a fast KB this is most of its cost per case.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import traceback
 from collections.abc import Callable, Sequence
@@ -20,7 +21,10 @@ from heta_nb.runner.deadlines import SUPPORTED, Deadlines
 from heta_nb.runner.kb import ExitRaised, InvalidResponseError, normalize_response_data
 from heta_nb.runner.stalls import blocked_message, blocked_seconds
 
-__all__ = ["EXITS", "CaseRunner", "error_data", "error_score"]
+__all__ = ["CURRENT_CASE", "EXITS", "CaseRunner", "error_data", "error_score"]
+
+CURRENT_CASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("heta_nb_current_case", default=None)
+"""The case id whose query is running (an async KB reads it: :func:`heta_nb.rescore` replays by case)."""
 
 _STRAY_CANCEL = "the {} raised CancelledError, but nothing cancelled this run ({})"
 EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
@@ -93,6 +97,7 @@ class CaseRunner:
             The result's JSON object (not yet encoded) and what the KB returned.
         """
         c = self.config
+        CURRENT_CASE.set(case.case_id)
         deadlines = self.deadlines
         due, late, stalls = deadlines.due, deadlines.late, deadlines.stalls
         timeout_s = self._query_timeout
