@@ -49,7 +49,7 @@ from heta_nb.runner.events import (
     announce_warning,
 )
 from heta_nb.runner.interrupts import InterruptWatch
-from heta_nb.runner.judging import start_judges
+from heta_nb.runner.judging import judge_names, start_judges
 from heta_nb.runner.plan import CaseTask, ResultKey, RunPlan, RunTarget, make_plan
 
 __all__ = ["Engine"]
@@ -288,6 +288,7 @@ class Engine:
                 concurrency=config.concurrency,
                 started_at=self.started_at,
                 t=self.now(),
+                judges=judge_names(plan.evaluators),
             )
         )
         return plan

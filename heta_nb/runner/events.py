@@ -79,6 +79,8 @@ class RunStarted:
     t: float = 0.0
     """Seconds since the run started (monotonic)."""
     kind: Literal["run_started"] = "run_started"
+    judges: tuple[str, ...] = ()
+    """The evaluators that are LLM judges (their calls, tokens and cost are counted as cases finish)."""
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from heta_nb.llm_judges import bind_judges, judges_record
+from heta_nb.llm_judges.binding import judges_of
 from heta_nb.llm_judges.session import JudgeSession
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.errors import RunError
 
-__all__ = ["judges_metadata", "local_store_root", "start_judges"]
+__all__ = ["judge_names", "judges_metadata", "local_store_root", "start_judges"]
 
 
 def local_store_root(store: Any) -> Path | None:
@@ -38,6 +39,11 @@ def start_judges(
         return bind_judges(evaluators, config.judges, store_root=local_store_root(store), on_exhausted=on_exhausted)
     except ValueError as exc:
         raise RunError(str(exc)) from None
+
+
+def judge_names(evaluators: Sequence[Any]) -> tuple[str, ...]:
+    """The score names of the run's LLM judges."""
+    return tuple(judge.name for judge in judges_of(evaluators))
 
 
 def judges_metadata(evaluators: Sequence[Any]) -> dict[str, Any]:

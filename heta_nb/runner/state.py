@@ -6,11 +6,13 @@ same events, same state, no clock (times come from the events themselves).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from heta_nb.llm_judges.totals import JudgeTotal, add_judge_score
 from heta_nb.model.summary import EXACT_NUMBERS, numeric_value
 from heta_nb.runner.events import (
     BuildFinished,
@@ -110,6 +112,10 @@ class RunState:
     last_t: float = 0.0
     error: str | None = None
     report_key: str | None = None
+    judges: tuple[str, ...] = ()
+    """The run's LLM judges (score names)."""
+    judge_totals: Mapping[str, JudgeTotal] = field(default_factory=lambda: MappingProxyType({}))
+    """Each judge's calls, tokens and cost so far (the same sums as :func:`judge_totals` of the report)."""
 
     @property
     def remaining(self) -> int:
@@ -342,6 +348,24 @@ def _fold_skipped(figures: list[Any], skipped: Iterable[tuple[str, float | None]
             skip_counts[name] = skip_counts.get(name, 0) + 1
 
 
+def _fold_judges(state: RunState, cases: Iterable[CaseFinished | CaseRecord]) -> RunState:
+    """Count the finished cases' judge scores in :attr:`RunState.judge_totals` (with :func:`add_judge_score`)."""
+    names = frozenset(state.judges)
+    totals = {name: dataclasses.replace(total) for name, total in state.judge_totals.items()}
+    for case in cases:
+        result = case[1] if isinstance(case, tuple) else case.result
+        if result is None:
+            continue
+        for score in result.raw["scores"]:
+            name = score["name"]
+            if name in names:
+                total = totals.get(name)
+                if total is None:
+                    total = totals[name] = JudgeTotal(name)
+                add_judge_score(total, score)
+    return _replace(state, judge_totals=_frozen(totals))
+
+
 def reduce(state: RunState, event: Event) -> RunState:
     """The state after ``event`` (pure: ``state`` is not changed)."""
     replace = _replace
@@ -349,10 +373,13 @@ def reduce(state: RunState, event: Event) -> RunState:
     if kind == "cases_finished":
         assert isinstance(event, CasesFinished)
         records = event.records
-        return _fold_cases(state, records if records is not None else event.cases, event.t)
+        cases: Any = records if records is not None else event.cases
+        folded = _fold_cases(state, cases, event.t)
+        return _fold_judges(folded, cases) if state.judges else folded
     if kind == "case_finished":
         assert isinstance(event, CaseFinished)
-        return _fold_cases(state, (event,), event.t)
+        folded = _fold_cases(state, (event,), event.t)
+        return _fold_judges(folded, (event,)) if state.judges else folded
     if kind == "run_started":
         assert isinstance(event, RunStarted)
         return replace(
@@ -363,6 +390,7 @@ def reduce(state: RunState, event: Event) -> RunState:
             benchmark=_frozen(dict(event.benchmark)),
             modes=tuple(event.modes),
             metrics=tuple(event.evaluators),
+            judges=tuple(getattr(event, "judges", ())),
             total=event.total,
             done=event.resumed,
             resumed=event.resumed,

@@ -100,7 +100,20 @@ def widget_context(state: RunState, summaries: Iterable[Any] = ()) -> dict[str, 
             }
         )
     by_type = sorted(state.errors_by_type.items(), key=lambda item: (-item[1], item[0]))[:MAX_ERROR_TYPES]
+    judges = [
+        {
+            "name": _name(total.name),
+            "model": _name(total.model or "?"),
+            "calls": total.calls,
+            "cached": total.cached_calls,
+            "tokens_in": total.tokens_in,
+            "tokens_out": total.tokens_out,
+            "cost": total.cost_text,
+        }
+        for total in list(state.judge_totals.values())[:MAX_METRICS]
+    ]
     return {
+        "judges": judges,
         "status_label": _LABELS.get(state.status, state.status),
         "knowledge_base": _name(state.knowledge_base_name) or "—",
         "benchmark": _name(state.benchmark.get("name", "—")),
