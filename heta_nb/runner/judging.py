@@ -35,6 +35,11 @@ def start_judges(
     Raises:
         RunError: a judge without a model, or ``max_cost`` for a model with no price.
     """
+    if config.executor is not None and judges_of(evaluators):
+        raise RunError(
+            "LLM judges run in this process: drop executor= (judge calls wait on the model, not the CPU; "
+            "raise judge_limits.concurrency instead), or rescore the Dask run's report with heta_nb.rescore"
+        )
     try:
         return bind_judges(evaluators, config.judges, store_root=local_store_root(store), on_exhausted=on_exhausted)
     except ValueError as exc:

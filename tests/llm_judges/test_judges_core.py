@@ -278,3 +278,13 @@ def test_a_line_cut_short_by_a_killed_process_is_skipped_and_counted(tmp_path: P
     assert fresh.damaged == 1
     with pytest.raises(heta_nb.llm_judges.CacheMissError):
         JudgeCache(tmp_path, mode="replay").get("torn")
+
+
+def test_judges_on_a_dask_executor_are_refused_before_any_work() -> None:
+    from heta_nb.evaluators import PreparedEvaluator
+    from heta_nb.runner.config import RunConfig
+    from heta_nb.runner.judging import start_judges
+
+    config = RunConfig(benchmark=capitals(1), kb=capital_kb, executor="dask", judge_model=standin_model())
+    with pytest.raises(RunError, match="LLM judges run in this process"):
+        start_judges(config, None, [PreparedEvaluator(Faithfulness())], lambda reason: None)
