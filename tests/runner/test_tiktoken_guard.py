@@ -111,8 +111,17 @@ def test_the_wrapper_is_removed_when_the_build_fails() -> None:
 @requires_heta
 @needs_tiktoken
 @pytest.mark.skipif(heta_available() and _cl100k_loads(), reason="tiktoken's cl100k_base loads on this machine")
-def test_an_offline_recipe_build_tries_the_download_once_and_keeps_hetas_fallback_counts(tmp_path: Path) -> None:
+def test_an_offline_recipe_build_tries_the_download_once_and_keeps_hetas_fallback_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from heta_framework.kb import KnowledgeBase
+
+    # Importing LiteLLM (the judges' tests do) points TIKTOKEN_CACHE_DIR at its bundled files for the
+    # whole process, and tiktoken keeps what it loaded: undo both here, as on a machine without LiteLLM.
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    if _cl100k_loads():
+        pytest.skip("tiktoken's cl100k_base loads on this machine")
 
     documents = (FIXTURES / "documents.jsonl").read_text(encoding="utf-8").count("\n")
     assert documents >= 5
