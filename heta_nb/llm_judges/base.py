@@ -24,6 +24,7 @@ import orjson
 from heta_nb.llm_judges.models import JudgeModel, as_judge_model
 from heta_nb.llm_judges.prompts import PromptTemplate
 from heta_nb.llm_judges.session import JudgeSession, Usage
+from heta_nb.model.report import EvaluationScore
 
 __all__ = ["JudgeEvaluator", "NotJudgeable", "answer_of", "chunks_of", "expected_answers"]
 
@@ -106,6 +107,8 @@ class JudgeEvaluator:
             raise ValueError(f"repeats must be a whole number >= 1, got {repeats!r}")
         self.repeats = repeats
         self.session: JudgeSession | None = None
+        self._described: dict[str, Any] | None = None
+        """:meth:`describe` once bound (the same for every case of a run)."""
 
     def __repr__(self) -> str:
         model = f", model={self.model.name!r}" if self.model is not None else ""
@@ -123,6 +126,7 @@ class JudgeEvaluator:
         self.model = session.model
         if self.repeats is None:
             self.repeats = repeats
+        self._described = self.describe()
 
     def settings(self) -> dict[str, Any]:
         """What else changes the score (a subclass adds its own: scale, criteria...)."""
@@ -165,7 +169,11 @@ class JudgeEvaluator:
         return None
 
     # -- scoring ---------------------------------------------------------------------------
-    async def evaluate(self, *, case: Any, response: Any) -> dict[str, Any]:
+    async def evaluate(self, *, case: Any, response: Any) -> EvaluationScore:
+        """Judge one response: its score (built here as valid JSON, so the runner takes it as it is)."""
+        return EvaluationScore.from_raw(await self.score_json(case, response))
+
+    async def score_json(self, case: Any, response: Any) -> dict[str, Any]:
         """Judge one response: the score's JSON object."""
         session = self.session
         if session is None:
@@ -173,21 +181,24 @@ class JudgeEvaluator:
                 f"judge {self.name!r} has no model: pass judge_model= to evaluate/start/sweep/rescore "
                 "(or model= to the judge)"
             )
-        described = self.describe()
+        described = self._described or self.describe()
         try:
             material = self.material(case, response)
         except NotJudgeable as why:
             return self._not_applicable(str(why), described, Usage())
         k = self.repeats or 1
         try:
-            parts = await asyncio.gather(*(self._judge_once(session, material, r) for r in range(k)))
+            if k == 1:  # (no task of its own: two event-loop turns fewer per case)
+                parts = [await self._judge_once(session, material, 0)]
+            else:
+                parts = list(await asyncio.gather(*(self._judge_once(session, material, r) for r in range(k))))
         except BaseException as exc:
             if isinstance(exc, Exception):
                 extra = dict(getattr(exc, "score_metadata", None) or {})
                 exc.score_metadata = {"judge": described, **extra}  # type: ignore[attr-defined]
             raise
-        usage = Usage()
-        for part in parts:
+        usage = parts[0][3]
+        for part in parts[1:]:
             usage.merge(part[3])
         if any(p[0] is _NA for p in parts):
             return self._not_applicable(next(p[1] for p in parts if p[0] is _NA), described, usage)

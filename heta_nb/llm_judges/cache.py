@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["CACHE_MODES", "CacheMissError", "JudgeCache", "cache_key", "default_cache_folder"]
+__all__ = ["CACHE_MODES", "CacheMissError", "JudgeCache", "cache_key", "default_cache_folder", "key_prefix"]
 
 CACHE_MODES = ("use", "replay", "refresh")
 _FORMAT = 1
@@ -45,11 +45,24 @@ class CacheMissError(LookupError):
 
 def cache_key(identity: dict[str, Any], system: str, prompt: str, schema: str, repeat: int) -> str:
     """The key of one call: a SHA-256 of everything that changes the model's answer."""
-    material = orjson.dumps(
-        {"format": _FORMAT, "model": identity, "system": system, "prompt": prompt, "schema": schema, "repeat": repeat},
-        option=orjson.OPT_SORT_KEYS,
+    return key_prefix(identity, system, schema)(prompt, repeat)
+
+
+def key_prefix(identity: dict[str, Any], system: str, schema: str) -> Any:
+    """:func:`cache_key` with the model, instructions and schema hashed once: ``f(prompt, repeat)``."""
+    head = hashlib.sha256(
+        orjson.dumps(
+            {"format": _FORMAT, "model": identity, "system": system, "schema": schema}, option=orjson.OPT_SORT_KEYS
+        )
     )
-    return hashlib.sha256(material).hexdigest()
+
+    def key(prompt: str, repeat: int) -> str:
+        digest = head.copy()
+        digest.update(f"\0{repeat}\0".encode())
+        digest.update(prompt.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+    return key
 
 
 def default_cache_folder(store_root: str | os.PathLike[str] | None) -> Path:

@@ -64,14 +64,19 @@ class PriceTable:
         self.prices = {str(name): _price(value, str(name)) for name, value in (prices or {}).items()}
         self.litellm = litellm
 
-    def price(self, model: str) -> Price | None:
-        """The price of ``model``, or None when neither table knows it (the offline stand-in is free)."""
+    def price(self, model: str, *, import_litellm: bool = True) -> Price | None:
+        """The price of ``model``, or None when neither table knows it (the offline stand-in is free).
+
+        ``import_litellm=False`` reads LiteLLM's map only if LiteLLM is already imported (its import
+        takes seconds: a plain-function model that LiteLLM does not serve should not pay it)."""
         if model == STANDIN_PRICE_NAME:
             return Price(0.0, 0.0, "the offline stand-in costs nothing")
         found = self.prices.get(model)
         if found is not None:
             return found
-        return _litellm_price(model) if self.litellm else None
+        if not self.litellm or (not import_litellm and "litellm" not in sys.modules):
+            return None
+        return _litellm_price(model)
 
     def why_unknown(self, model: str) -> str:
         """The reason a cost is unknown, for the report."""

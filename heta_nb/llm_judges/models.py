@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -196,8 +197,39 @@ class JudgeModel:
         if not self.name:
             raise ValueError("a judge model needs a non-blank name")
         self._is_async = not self.is_protocol and is_async_callable(model)
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        """Per event loop, a copy of a Heta model (see :meth:`_client`)."""
         keywords = None if self.is_protocol else accepted_keywords(model, ("system",))
         self._takes_system = bool(keywords)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_clients"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._clients = weakref.WeakKeyDictionary()
+
+    def _client(self) -> Any:
+        """The Heta model to call on this event loop.
+
+        Heta's ``LanguageModel`` makes an ``asyncio.Semaphore`` when it is created, and the
+        semaphore belongs to the first loop that waits on it; every heta_nb run has a loop of
+        its own, so a second run would fail ("bound to a different event loop"). A model
+        that can be rebuilt from its settings (``type(model).from_config(model.config)``) is
+        copied once per loop; the given object itself is never called, nor changed.
+        """
+        model = self.model
+        config = getattr(model, "config", None)
+        make = getattr(type(model), "from_config", None)
+        if config is None or make is None:
+            return model
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = make(config)
+        return client
 
     def __repr__(self) -> str:
         kind = "Heta model" if self.is_protocol else "function"
@@ -228,7 +260,7 @@ class JudgeModel:
         """Ask the model once; a failure becomes :class:`ModelCallError`."""
         try:
             if self.is_protocol:
-                result = await self.model.invoke(self._request(system, prompt))
+                result = await self._client().invoke(self._request(system, prompt))
                 return _completion(result, f"model {self.name!r}")
             if self._takes_system:
                 result = self.model(prompt, system=system)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from heta_nb.llm_judges.cache import JudgeCache, cache_key
+from heta_nb.llm_judges.cache import JudgeCache, key_prefix
 from heta_nb.llm_judges.costs import PriceTable
 from heta_nb.llm_judges.limits import CallLimiter, JudgeLimits
 from heta_nb.llm_judges.models import Completion, JudgeModel
@@ -137,7 +137,11 @@ class JudgeSession:
     def __post_init__(self) -> None:
         self.limiter = CallLimiter(self.limits)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
-        self._price = self.prices.price(self.model.name)
+        self._keys: dict[str, tuple[PromptTemplate, Any]] = {}
+        """Per template, its cache-key function (the model, instructions and schema hashed once)."""
+        self._price = self.prices.price(
+            self.model.name, import_litellm=self.model.is_protocol or self.max_cost is not None
+        )
         self._budget = None if self.max_cost is None else _Budget(self.max_cost, on_exhausted=self.on_exhausted)
         if self._budget is not None and self._price is None:
             raise ValueError(
@@ -182,7 +186,10 @@ class JudgeSession:
 
     async def _answer(self, template: PromptTemplate, system: str, prompt: str, repeat: int, usage: Usage) -> str:
         """One call's text, from the cache or the model; counts it in ``usage``."""
-        key = cache_key(self.model.identity, system, prompt, template.schema, repeat)
+        keyer = self._keys.get(template.name)
+        if keyer is None or keyer[0] is not template:
+            keyer = self._keys[template.name] = (template, key_prefix(self.model.identity, system, template.schema))
+        key = keyer[1](prompt, repeat)
         cache = self.cache
         if cache is not None:
             entry = cache.get(key)

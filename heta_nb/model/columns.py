@@ -20,8 +20,10 @@ from heta_nb.model.summary import MetricSummary
 
 __all__ = ["ANSWER_METRICS", "MetricColumn", "ReportColumns", "required_input"]
 
-ANSWER_METRICS = frozenset(("exact_match", "em", "f1", "contains", "rouge_l", "bleu"))
-"""Metric names (besides ``answer_*``) that score the response's answer."""
+ANSWER_METRICS = frozenset(("exact_match", "em", "f1", "contains", "rouge_l", "bleu", "faithfulness"))
+"""Metric names (besides ``answer_*``) that score the response's answer (``faithfulness``: an LLM judge's)."""
+RESULT_METRICS = frozenset(("context_precision", "context_recall"))
+"""Metric names (besides the retrieval metrics ``ndcg@5``...) that score the retrieved results (LLM judges)."""
 
 _RETRIEVAL_PREFIXES = ("evidence_recall@", "recall@", "ndcg@", "mrr@", "map@", "precision@", "hit@", "hits@")
 
@@ -33,6 +35,8 @@ def required_input(metric: str) -> str:
     name = metric.strip().lower()
     if name.startswith("answer_") or name in ANSWER_METRICS:
         return "answer"
+    if name in RESULT_METRICS:
+        return "results"
     if name.startswith(_RETRIEVAL_PREFIXES) or name.startswith(tuple("beir_" + p for p in _RETRIEVAL_PREFIXES)):
         return "results"
     return ""

@@ -288,3 +288,14 @@ def test_judges_on_a_dask_executor_are_refused_before_any_work() -> None:
     config = RunConfig(benchmark=capitals(1), kb=capital_kb, executor="dask", judge_model=standin_model())
     with pytest.raises(RunError, match="LLM judges run in this process"):
         start_judges(config, None, [PreparedEvaluator(Faithfulness())], lambda reason: None)
+
+
+def test_a_mode_without_answers_makes_the_answer_judges_na_in_every_view() -> None:
+    def retrieval_only(query: str) -> Any:
+        return {"results": [{"id": "d", "text": "City0 is the capital of country 0."}]}
+
+    report = evaluate(capitals(3), ["faithfulness", "answer_relevance", "context_precision"], standin_model(), kb=retrieval_only)
+    frame = report.summary_frame().set_index("metric")
+    assert frame.loc["faithfulness", "status"] == "n/a" and frame.loc["answer_relevance", "status"] == "n/a"
+    assert "returns no answers" in frame.loc["faithfulness", "reason"]
+    assert frame.loc["context_precision", "status"] == "scored"

@@ -221,3 +221,22 @@ def test_refresh_asks_again_and_a_changed_model_setting_misses(server: Any, tmp_
         progress=False,
     )
     assert len(calls) == 6  # another model's answers are not this one's
+
+
+def test_one_heta_model_serves_run_after_run(server: Any, heta_model: Any) -> None:
+    """Heta's client makes an asyncio.Semaphore bound to the first loop that waits on it; every
+    heta_nb run has a loop of its own, so the judge calls a copy per loop."""
+    from heta_framework.common.models.language.model import LanguageModel
+
+    narrow = LanguageModel(
+        model_name="openai/judge-test",
+        api_base=server.api_base,
+        api_key="test",
+        max_retries=0,
+        max_concurrent_requests=2,
+    )
+    model = JudgeModel(narrow)
+    server.delay_s = 0.05  # calls wait on the client's semaphore
+    for _ in range(2):
+        report = run(capitals(6), model, judge_limits=JudgeLimits(concurrency=8))
+        assert not [s for r in report.raw["case_results"] for s in r["scores"] if s["value"] == "error"]
