@@ -20,6 +20,7 @@ SMALL = {
     "compare.py": ["--cases", "300", "--reports", "2", "--metrics", "2", "--resamples", "200", "--repeat", "1"],
     "export.py": ["--repeat", "1", "--results", "300", "600"],
     "import_time.py": ["--runs", "1"],
+    "judges.py": ["--cases", "32", "--cached", "500", "--repeat", "1"],
     "model_io.py": ["--sizes", "300", "--repeat", "1"],
     "paired_stats.py": ["--cases", "300", "--resamples", "300", "--repeat", "1"],
     "render.py": ["--repeat", "1", "--results", "300", "900"],
