@@ -445,11 +445,208 @@ cluster.close()"""),
 ]
 
 
+JUDGES = [
+    ("md", """# LLM judges: judging the demo report
+
+heta_nb's retrieval and answer metrics compare a response with the benchmark's gold data. **LLM
+judges** ask a language model instead: is every claim of the answer supported by the retrieved
+chunks (faithfulness)? Does the answer address the question (answer relevance)? Are the top-ranked
+chunks the relevant ones (context precision)? Or any rubric you write in plain words.
+
+This notebook judges the demo's reports *without querying the knowledge bases again*
+(`heta_nb.rescore` replays their recorded responses): it picks a judge model, estimates the calls
+first, judges, reads one case's verdicts and the calls, tokens and cost, compares the two recipes
+under the same judge, explores the cases, and replays the judge's answers from a cache, as CI would.
+Without a model configured it uses an offline stand-in, so it runs in seconds."""),
+    ("code", "%load_ext heta_nb"),
+    ("code", """import tempfile
+from pathlib import Path
+
+import heta_nb
+from heta_nb import demo
+
+workdir = Path(tempfile.mkdtemp(prefix="heta-judges-"))
+result = demo.run_demo(workdir / "output", workdir / "store", progress=False)
+store = heta_nb.ReportStore(workdir / "store")
+benchmark = demo.load_benchmark()
+demo_report = result.reports["small-chunks"]"""),
+    ("md", """## Choose the judge model
+
+A judge asks a language model. Name one (a [LiteLLM](https://docs.litellm.ai/docs/providers) model)
+in environment variables before starting Jupyter. A local model with [Ollama](https://ollama.com)
+(`ollama pull llama3.1` first):
+
+```bash
+export HETA_NB_JUDGE_MODEL=ollama/llama3.1
+export HETA_NB_JUDGE_API_BASE=http://localhost:11434
+```
+
+or a hosted API (without `HETA_NB_JUDGE_API_KEY`, LiteLLM reads the provider's own variable, here
+`OPENAI_API_KEY`):
+
+```bash
+export HETA_NB_JUDGE_MODEL=openai/gpt-4o-mini
+export HETA_NB_JUDGE_API_KEY=sk-...
+```
+
+The next cell wraps Heta's `LanguageModel` in `heta_nb.JudgeModel`. Without `HETA_NB_JUDGE_MODEL` it
+takes `heta_nb.llm_judges.standin_model()`: a deterministic **stand-in** that calls a claim supported
+when most of its words occur in one chunk. It is not a language model and its verdicts are not a
+language model's: it is there so this notebook runs offline and repeatably. Every score it gives
+names it as its model."""),
+    ("code", """import os
+
+model_name = os.environ.get("HETA_NB_JUDGE_MODEL")
+if model_name:
+    from heta_framework.common.models.language.model import LanguageModel
+
+    model = heta_nb.JudgeModel(
+        LanguageModel(
+            model_name=model_name,
+            api_base=os.environ.get("HETA_NB_JUDGE_API_BASE"),
+            api_key=os.environ.get("HETA_NB_JUDGE_API_KEY"),
+        )
+    )
+    print(f"judge model: {model.name}")
+else:
+    model = heta_nb.llm_judges.standin_model()
+    print(
+        f"HETA_NB_JUDGE_MODEL is not set: judging with {model.name!r}.\\n"
+        "This is a deterministic stand-in (word overlap), NOT a language model: its verdicts are not a "
+        "language model's.\\nSet HETA_NB_JUDGE_MODEL (see above) and restart the kernel for real verdicts."
+    )"""),
+    ("md", """## What will judging take?
+
+Four judges: three built in, and a rubric of our own (`heta_nb.judge(name, criteria, scale)`;
+`include=` says what the judge reads, here the retrieved chunks too, since the rubric is about them).
+`heta_nb.estimate` judges a few cases (`sample=3`) and scales the calls, tokens, cost and minutes to
+the whole report, before you spend them. Its answers go into the judges' cache (`.judge_cache`, a
+folder beside this notebook), so the run below does not pay for them twice. With a paid model, pass
+`judge_prices=` for a cost; `max_cost=` stops a run at a budget."""),
+    ("code", """judges = [
+    heta_nb.llm_judges.Faithfulness(),
+    heta_nb.llm_judges.AnswerRelevance(),
+    heta_nb.llm_judges.ContextPrecision(),
+    heta_nb.judge(
+        "cites_evidence", "The answer only states what the retrieved chunks say.", include=["query", "answer", "chunks"]
+    ),
+]
+settings = dict(benchmark=benchmark, judge_model=model, judge_cache=".judge_cache")
+heta_nb.estimate(report=demo_report, evaluators=judges, sample=3, **settings)"""),
+    ("md", """## Judge the report
+
+`heta_nb.rescore` adds the judges' scores to the report without querying the knowledge base again:
+the new report has the same responses, its own id, and is saved in the store next to its source.
+`benchmark=` gives the judges the expected answers (`report.json` keeps no gold data).
+
+The demo runs two modes: `extractive_answer` answers with the best-matching sentence of the top
+chunks, `full_text_search` only retrieves. The answer judges (faithfulness, answer relevance, the
+rubric) have nothing to judge there: each of their scores says "the response has no answer" and none
+is averaged in. Context precision judges the chunks, so it scores both modes."""),
+    ("code", """# the live widget counts calls and tokens as cases finish, then shows the judges' scores
+judged = heta_nb.rescore(demo_report, judges, store=store, report_id="small-judged", progress=True, **settings)"""),
+    ("md", """The judged report is the demo's report plus the judges' scores; its header adds up each judge's
+model, calls, tokens and cost."""),
+    ("code", "judged"),
+    ("code", """judge_names = [j.name for j in judges]
+judged.summary_frame().query("metric in @judge_names")[
+    ["query_mode", "metric", "status", "mean", "n", "ci_low", "ci_high", "reason"]
+]"""),
+    ("md", """## One case's verdicts
+
+Faithfulness splits the answer into claims and asks, claim by claim, whether a retrieved chunk
+supports it; the score is the share supported. Each score keeps the verdicts in its metadata: the
+claim, the verdict, the chunks that support it (their result ids) and the judge's reason. This answer
+is faithful, every claim comes from a chunk, and yet it never says *who* designed the light: faithful
+is not correct (`heta_nb.llm_judges.AnswerCorrectness` compares the answer with the expected one)."""),
+    ("code", """import pandas as pd
+
+pd.set_option("display.max_colwidth", None)  # whole claims, not cut at 50 characters
+case = judged.case("q002", "extractive_answer")
+faithfulness = case.score("faithfulness")
+print(f"query:  {case.query}\\nanswer: {case.response.answer}")
+print(f"faithfulness = {faithfulness.value}: {faithfulness.metadata['reason']}")
+pd.DataFrame(
+    [
+        {
+            "claim": claim["claim"],
+            "verdict": claim["verdict"],
+            "supported by": ", ".join(claim.get("result_ids") or ()),
+            "reason": claim.get("reason"),
+        }
+        for claim in faithfulness.metadata["claims"]
+    ]
+)"""),
+    ("md", """Every judge score also records its calls, the calls answered from the cache, the tokens and the
+cost; `judge_totals` adds them up per judge (the report's header shows the same totals). The cached
+calls are the estimate's sample, and context precision's second mode: both modes retrieve the same
+chunks for the same question, so the second asks what the first already asked. A cached call costs
+nothing; a cost is "unknown", never $0, when the model has no price."""),
+    ("code", """from heta_nb.llm_judges.totals import judge_totals
+
+pd.DataFrame(
+    [
+        {
+            "judge": name,
+            "model": total.model,
+            "calls": total.calls,
+            "cached": total.cached_calls,
+            "tokens in": total.tokens_in,
+            "tokens out": total.tokens_out,
+            "cost": total.cost_text,
+        }
+        for name, total in judge_totals(judged).items()
+    ]
+).set_index("judge")"""),
+    ("md", """## Compare the recipes under the same judge
+
+Judge the other recipe's report with the same judges and model, and the judge metrics compare like
+any other: paired by case, with confidence intervals and Holm-corrected tests. Had the two reports
+been judged by different models (or judge versions), `compare` would not test those metrics: it says
+"not comparable: judge differs"."""),
+    ("code", """judged_large = heta_nb.rescore(
+    result.reports["large-chunks"], judges, store=store, report_id="large-judged", progress=False, **settings
+)
+comparison = heta_nb.compare(judged, judged_large, names=["small chunks", "large chunks"], modes=["extractive_answer"])
+print("\\n".join(comparison.headline()))
+comparison"""),
+    ("md", """## Explore the judged cases
+
+The explorer has a column per judge; a case's panel shows each judge's verdicts: the claims and
+their supporting chunks, the chunk verdicts, the reasons, and the calls and tokens."""),
+    ("code", """explorer = judged.explore(benchmark=benchmark, mode="extractive_answer")
+explorer.open(case_id="q002", mode="extractive_answer")
+explorer"""),
+    ("md", """## Replay in CI
+
+The cache folder holds every answer the model gave, keyed by the model (its name, server and
+sampling settings), the whole prompt and the answer's schema. Commit it (`.judge_cache/`) and judge
+in CI with
+
+```python
+judge_cache=heta_nb.JudgeCache(".judge_cache", mode="replay")
+```
+
+and the same `judge_model` (the same `HETA_NB_JUDGE_MODEL` and `HETA_NB_JUDGE_API_BASE`: they are part
+of the key). A replay never asks the model, so CI needs no API key, no server and no budget. A call the
+cache does not hold (a new case, a changed answer, prompt or judge) is not asked either: its score is
+an error (`CacheMissError`), so the change shows instead of a fresh verdict slipping in. Record again
+with the model (`mode="use"`, the default) and commit the folder. Here, the same rescore replayed:"""),
+    ("code", """replay = heta_nb.JudgeCache(".judge_cache", mode="replay")
+replayed = heta_nb.rescore(
+    demo_report, judges, benchmark=benchmark, judge_model=model, judge_cache=replay, progress=False
+)
+asked = sum(total.calls - total.cached_calls for total in judge_totals(replayed).values())
+f"model calls: {asked}, same scores: {dict(replayed.score_summary) == dict(judged.score_summary)}\""""),
+]
+
+
 NOTEBOOKS = {
     "01-quickstart.ipynb": QUICKSTART,
     "02-explore-a-report.ipynb": EXPLORE,
     "03-your-own-kb.ipynb": OWN_KB,
     "04-scale-out.ipynb": SCALE_OUT,
+    "05-judges.ipynb": JUDGES,
 }
 
 
