@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from heta_nb._util.optional import require
 from heta_nb._version import __version__
 from heta_nb.integrations.names import MAX_VALUE, flatten, param_value, status_key, tracker_key
+from heta_nb.llm_judges.totals import judge_totals
 from heta_nb.model.io import load_report
 from heta_nb.model.summary import RECORD_KEYS
 
@@ -209,7 +210,9 @@ def report_metrics(
     but the tag ``heta_nb.status/metric/mode`` (``"n/a: full_text_search returns no answers"``,
     ``"errored: every score is an evaluator error (95)"``); the counts are logged too, except
     for n/a pairs (the mode cannot produce the metric). Run level: ``cases``, ``errors``,
-    ``duration_s``.
+    ``duration_s``; per LLM judge (:func:`~heta_nb.llm_judges.totals.judge_totals`),
+    ``judge/NAME/calls``, ``/cached_calls``, ``/tokens_in``, ``/tokens_out`` and ``/cost`` (a
+    cost not known is no number but the tag ``heta_nb.status/judge/NAME/cost``).
 
     Args:
         report: The report.
@@ -236,6 +239,15 @@ def report_metrics(
     items += [(key("cases"), report.case_count), (key("errors"), report.error_count)]
     if report.duration_s is not None:
         items.append((key("duration_s"), report.duration_s))
+    for total in judge_totals(report).values():  # the one sum of the judges' usage
+        base = key("judge", total.name)
+        items += [
+            (f"{base}/{field}", getattr(total, field)) for field in ("calls", "cached_calls", "tokens_in", "tokens_out")
+        ]
+        if total.cost_unknown:
+            tags[status_key(f"{base}/cost")] = f"cost {total.cost_text}"
+        else:
+            items.append((f"{base}/cost", total.cost))
     return _finite(items), tags, key.names
 
 
