@@ -16,14 +16,17 @@ only; absent: no response), ``e`` error ``[type, message, traceback tail, facts]
 ``[name, text, class, metadata, n/a reason]`` (class ``v`` number, ``t``/``f`` bool, ``s``
 skipped, ``e`` evaluator error, ``x`` text, ``n`` n/a), ``r`` results ``[id, score, mark,
 source, text, why]`` (mark ``r``/``n``/``u``; a not-judged result's why is the case's ``uw``),
-``rn`` results in all, ``c`` citations, ``t`` trace events, ``tn`` events in all.
+``rn`` results in all, ``c`` citations, ``t`` trace events, ``tn`` events in all, ``j`` the
+LLM judges' blocks (their verdicts, claims and the results they cite, model, usage and
+cost: :mod:`heta_nb.explorer.judge_data`; a judge score's own metadata text in ``s`` is
+then just its reason).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 
@@ -34,6 +37,7 @@ try:
 except ImportError:  # pragma: no cover - orjson is a dependency
     orjson = None  # type: ignore[assignment]
 from heta_nb.evaluators.judge import MARK_CODES, judge_results
+from heta_nb.explorer.judge_data import is_judge_score, judge_block, judge_reason
 from heta_nb.render.context.formatting import as_mapping, describe, format_ms
 from heta_nb.render.env import format_number
 
@@ -66,6 +70,10 @@ class CaseDataLimits:
     """Characters of each score's (and event's) metadata."""
     traceback_chars: int = 1200
     """Last characters of an error's traceback."""
+    claims: int = 20
+    """Claims (and judged chunks) per LLM judge score; a case's judges share twice as many."""
+    claim_chars: int = 240
+    """Characters of each claim, verdict reason and judge reason."""
 
 
 OPEN_CASE_LIMITS = CaseDataLimits(
@@ -76,8 +84,13 @@ OPEN_CASE_LIMITS = CaseDataLimits(
     trace_events=50,
     meta_chars=300,
     traceback_chars=8000,
+    claims=50,
+    claim_chars=600,
 )
 """How much of the open case the kernel sends (a page embeds less of every case)."""
+
+_MAX_JUDGES = 20
+"""LLM judge blocks per case result."""
 
 
 def benchmark_case(benchmark: Any, case_id: str) -> Any:
@@ -169,6 +182,8 @@ def _score(score: Mapping[str, Any], limits: CaseDataLimits, not_applicable: Map
         ]
     else:
         text, cls = shorten(value, 40), "x"
+    if is_judge_score(score):  # (the judge's block says the rest)
+        return [_name(name), text, cls, judge_reason(score, min(limits.meta_chars, 120))]
     meta = _described_metadata(metadata, limits.meta_chars) if metadata else ""
     return [_name(name), text, cls, meta]
 
@@ -276,10 +291,11 @@ def case_data(
             for e in islice(trace, limits.trace_events)
         ]
         out["tn"] = len(trace)
-    out["s"] = [
-        _score(score if type(score) is dict else as_mapping(score), limits, not_applicable or {})
-        for score in data.get("scores") or []
-    ]
+    scores = [score if type(score) is dict else as_mapping(score) for score in data.get("scores") or []]
+    out["s"] = [_score(score, limits, not_applicable or {}) for score in scores]
+    judges = _judge_blocks(scores, limits)
+    if judges:
+        out["j"] = judges
     error = data.get("error")
     if isinstance(error, Mapping):
         trace_text = as_mapping(error.get("metadata")).get("traceback")
@@ -300,6 +316,18 @@ def case_data(
             " · ".join(facts),
         ]
     return out
+
+
+def _judge_blocks(scores: list[Mapping[str, Any]], limits: CaseDataLimits) -> list[dict[str, Any]]:
+    """The LLM judge scores' blocks: at most :data:`_MAX_JUDGES`, their claims and judged
+    chunks together at most twice ``limits.claims`` (the later judges get what is left)."""
+    blocks: list[dict[str, Any]] = []
+    budget = 2 * limits.claims
+    for score in islice(filter(is_judge_score, scores), _MAX_JUDGES):
+        block = judge_block(score, limits if budget >= limits.claims else replace(limits, claims=max(budget, 0)))
+        budget -= sum(len(block.get(key, ())) for key in ("cl", "rc", "ch"))
+        blocks.append(block)
+    return blocks
 
 
 def _event(event: Mapping[str, Any], chars: int) -> list[str]:
@@ -358,6 +386,7 @@ def pair_case_data(
             shown.append([name, None])
             continue
         details = case_data(data, gold, limits)
+        details.pop("j", None)  # (a side shows its answer and chunks; the judges' verdicts are the report's)
         query = query or details["q"]
         shown.append([name, details])
     answers = {side[1].get("a") for side in shown if side[1] is not None and "a" in side[1]}

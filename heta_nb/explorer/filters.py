@@ -53,7 +53,8 @@ class Filters:
         metric: the metric that ``status``, ``low``/``high`` and (comparisons) the quick
             filters and deltas read.
         low, high: inclusive bounds on ``metric`` (on its delta in a comparison).
-        quick: ``regressions``, ``improvements`` or ``differing`` (comparisons).
+        quick: ``regressions``, ``improvements`` or ``differing`` (comparisons); ``judges
+            disagree`` (a report whose LLM judges disagreed across repeats on some cases).
         sort: a column key; None keeps the report's order.
         descending: sort from the largest (missing values stay last either way).
     """
@@ -169,7 +170,7 @@ def _validate(table: Table, filters: Filters) -> None:
     if filters.low is not None and filters.high is not None and filters.low > filters.high:
         raise ValueError(f"low/high: the range is empty ({filters.low:g} > {filters.high:g})")
     if filters.quick is not None and filters.quick not in table.quick_filters:
-        known = list(table.quick_filters) or "none (reports have no quick filters)"
+        known = list(table.quick_filters) or "none (a report has one only when its LLM judges disagreed)"
         raise ValueError(f"quick: {filters.quick!r} is not one of {known}")
     if filters.sort is not None and filters.sort not in {c.key for c in table.columns}:
         raise ValueError(f"sort: no column {filters.sort!r}; columns: {[c.key for c in table.columns]}")

@@ -12,7 +12,8 @@ statuses, labels and case panels are the kernel's own:
 * ``sort``: each column's sort key per row (numbers, or the ranks of text as the kernel
   sorts it), which the range filters read too (a metric, or a comparison's delta);
 * ``status``: per metric (and ``""``: over every score) each row's status code;
-* ``labels``, ``differing``, ``modes`` and the rest the filters read;
+* ``labels``, ``differing``, ``unstable`` (rows whose LLM judges disagreed across
+  repeats), ``modes`` and the rest the filters read;
 * ``cases``: the case panel's data of every row (:mod:`heta_nb.explorer.case_data`).
 """
 
@@ -133,6 +134,8 @@ def table_page_data(
     if isinstance(table, ReportTable):
         modes = list(table.modes)
         position = {mode: i for i, mode in enumerate(modes)}
+        if table.quick_filters:
+            out["unstable"] = _codes(table.unstable.astype(np.int8))
         out.update(
             kind="report",
             modes=modes,

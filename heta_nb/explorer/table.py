@@ -21,9 +21,11 @@ from heta_nb.explorer.columns import (
     row_column,
     text_column,
 )
+from heta_nb.explorer.judge_data import UNSTABLE
 from heta_nb.explorer.labels import LabelIndex
 from heta_nb.model import EvaluationCaseResult, EvaluationReport
 from heta_nb.render.context.formatting import format_ms
+from heta_nb.render.context.judges import judge_scan
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -68,7 +70,11 @@ class ReportTable:
         self.modes: tuple[str, ...] = tuple(report.modes)
         self.labels = LabelIndex(benchmark, self.case_ids)
         self.systems: tuple[str, ...] = ()
-        self.quick_filters: tuple[str, ...] = ()
+        unstable = judge_scan(report).unstable
+        self.unstable = np.zeros(self.n, dtype=bool)
+        """Rows with an LLM judge score whose repeats disagreed (the ``judges disagree`` filter)."""
+        self.unstable[: min(len(unstable), self.n)] = unstable[: self.n]
+        self.quick_filters: tuple[str, ...] = (UNSTABLE,) if self.unstable.any() else ()
         self.title = f"{report.report_id} · {report.benchmark.key}"
 
     @cached_property
@@ -112,8 +118,11 @@ class ReportTable:
         """The numbers a metric range filters on (NaN: no usable score)."""
         return self.arrays[metric].values
 
-    def quick_mask(self, name: str, metric: str | None) -> np.ndarray:  # pragma: no cover - reports have none
-        raise ValueError(f"a report has no quick filter {name!r}")
+    def quick_mask(self, name: str, metric: str | None) -> np.ndarray:
+        """Rows of a quick filter: a report's one is ``judges disagree`` (when some judge's repeats did)."""
+        if name == UNSTABLE and UNSTABLE in self.quick_filters:
+            return self.unstable.copy()
+        raise ValueError(f"a report has no quick filter {name!r}")  # pragma: no cover - validated before
 
     # -- columns -------------------------------------------------------------------------
     @cached_property

@@ -254,3 +254,38 @@ def test_an_unknown_filter_reads_as_an_error_in_both(engine_page) -> None:
     with pytest.raises(ValueError) as caught:
         explorer.filter(mode=None, metric="beir_ndcg@5", low=2, high=1)
     assert page["info"]["error"] == str(caught.value) == "low/high: the range is empty (2 > 1)"
+
+
+def test_the_judges_disagree_filter_and_judge_blocks_read_alike(engine_page) -> None:
+    from explorer.judge_cases import case, context_precision, errored, faithfulness, judge_report, repeated
+
+    from heta_nb.explorer.judge_data import UNSTABLE
+
+    results = []
+    for i in range(60):
+        scores = [repeated([1.0, 0.5, 0.5], 0.666667)] if i % 7 == 3 else [faithfulness()]
+        scores.append(errored() if i % 11 == 5 else context_precision(agreement=0.5 if i % 13 == 4 else 1.0))
+        results.append(case(f"q{i:04d}", scores, answer=None if i % 17 == 9 else "The capital is City0."))
+    report = judge_report(results)
+    explorer = Explorer(report)
+    assert explorer.options()["quick"] == [UNSTABLE]
+    payload = _plain(report_page_data(report, OPEN_CASE_LIMITS))
+    states: list[dict[str, Any]] = [
+        {},
+        {"quick": UNSTABLE},
+        {"quick": UNSTABLE, "search": "q001"},
+        {"quick": UNSTABLE, "status": "error"},
+        {"quick": UNSTABLE, "sort": "faithfulness", "descending": True},
+        {"quick": UNSTABLE, "search": "zzzz"},  # nothing: the advice names the quick filter
+        {"quick": "regressions"},  # a comparison's filter: refused by both
+    ]
+    opens = [0, 2]
+    page = _page_side(engine_page, payload, states, opens)
+    refused = [
+        state
+        for state, mine in zip(states, page)
+        if _assert_same(_kernel_side(explorer, state, opens), mine, state, pair_results=None)
+    ]
+    assert refused == [{"quick": "regressions"}]
+    assert any("j" in c["data"] for entry in page for c in entry["cases"])
+    assert engine_page.errors == []

@@ -205,6 +205,7 @@ export class PageModel {
       }
     }
     if (f.status && this.page.statuses.indexOf(f.status) < 0) errors.push("status: '" + f.status + "' is not one of the statuses");
+    if (f.quick && (t.data.quick || []).indexOf(f.quick) < 0) errors.push("quick: '" + f.quick + "' is not one of the quick filters");
     if (errors.length) throw new Error(errors[0]);
     if (!f.sort && f.quick && t.kind === "comparison" && t.metrics.length) {  // quick filters: the chosen metric's delta first
       f.sort = "delta " + (f.metric || t.metrics[0]);
@@ -239,7 +240,10 @@ export class PageModel {
       }));
     }
     if (f.quick) {
-      if (f.quick === "differing") masks.set("quick", Array.from({ length: n }, (_, i) => t.data.differing[i] === "1"));
+      if (t.kind === "report") {  // a report's one quick filter: its LLM judges disagreed across repeats
+        const unstable = t.data.unstable || "";
+        masks.set("quick", Array.from({ length: n }, (_, i) => unstable[i] === "1"));
+      } else if (f.quick === "differing") masks.set("quick", Array.from({ length: n }, (_, i) => t.data.differing[i] === "1"));
       else {
         const deltas = t.rangeValues(f.metric || t.metrics[0]) || [], tol = t.data.tolerance || 0;
         masks.set("quick", Array.from({ length: n }, (_, i) => {

@@ -132,12 +132,15 @@ function scoresTable(scores) {
   return table;
 }
 
-function chunkList(results, total, unjudgedWhy) {
+// notes: the LLM judges' word on each result, by rank (judgeNotes)
+function chunkList(results, total, unjudgedWhy, notes) {
   const list = h("ol", { class: "hx-chunks", "data-testid": "hx-chunks" });
   (results || []).forEach((r, k) => {
     const [label, cls] = mark(r[2]);
     const why = r[5] || (r[2] === "u" ? unjudgedWhy || NO_JUDGEMENTS : "");
-    list.appendChild(h("li", { class: "hx-chunk " + cls }, [
+    const judged = notes ? notes.get(k + 1) : undefined;
+    const cited = judged && judged.some((n) => n.claim);
+    list.appendChild(h("li", { class: "hx-chunk " + cls + (cited ? " hx-cited" : ""), "data-rank": String(k + 1) }, [
       h("div", { class: "hx-chunk-head" }, [
         h("span", { class: "hx-rank", text: String(k + 1) }),
         h("span", { class: "hx-mark " + cls, text: label, title: why }),
@@ -145,6 +148,7 @@ function chunkList(results, total, unjudgedWhy) {
         h("span", { class: "hx-muted", text: "score " + r[1] }),
         h("code", { class: "hx-chunk-id", text: r[0] }),
       ]),
+      judged ? h("div", { class: "hx-jnotes", "data-testid": "hx-jnotes" }, judged.map((n) => h("span", { class: "hx-verdict " + n.cls, text: n.text, title: n.title }))) : null,
       clampedText(r[4], "hx-chunk-text"),
     ]));
   });
@@ -205,6 +209,127 @@ function extrasBlock(d) {
   return body;
 }
 
+// -- the LLM judges: each score's verdicts, the results they cite, model, usage and cost ------
+
+// verdict -> badge class (a Map: verdicts are the model's text, never a key of a plain object)
+const VERDICTS = new Map([["supported", "hx-v-ok"], ["covered", "hx-v-ok"], ["relevant", "hx-v-ok"], ["partial", "hx-v-warn"],
+  ["contradicted", "hx-v-bad"], ["not_relevant", "hx-v-bad"], ["not_found", "hx-v-none"], ["missing", "hx-v-none"]]);
+
+function verdictClass(v) { return VERDICTS.get(v) || "hx-v-none"; }
+function verdictText(v) { return VERDICTS.has(v) ? v.replace(/_/g, " ") : String(v || "—"); }
+function verdictBadge(v, title) { return h("span", { class: "hx-verdict " + verdictClass(v), "data-verdict": v || "", text: verdictText(v), title: title || null }); }
+
+// rank -> [{text, cls, title, claim}]: the claims that cite the result, context precision's verdict on it
+function judgeNotes(judges) {
+  const notes = new Map();
+  const add = (rank, note) => { if (!notes.has(rank)) notes.set(rank, []); notes.get(rank).push(note); };
+  for (const j of judges || []) {
+    const cited = new Map();
+    (j.cl || []).forEach((c, k) => { for (const rank of c[3] || []) { if (!cited.has(rank)) cited.set(rank, []); cited.get(rank).push(k); } });
+    for (const [rank, claims] of cited) {
+      const verdicts = claims.map((k) => j.cl[k][1]);
+      const cls = verdicts.indexOf("contradicted") >= 0 ? "hx-v-bad" : verdicts.indexOf("supported") >= 0 ? "hx-v-ok" : "hx-v-none";
+      add(rank, { claim: true, cls: cls, text: j.n + " · claim" + (claims.length > 1 ? "s " : " ") + claims.map((k) => k + 1).join(", "),
+        title: claims.map((k) => "claim " + (k + 1) + " (" + verdictText(j.cl[k][1]) + "): " + j.cl[k][0]).join("\n") });
+    }
+    for (const c of j.ch || []) add(c[0], { cls: verdictClass(c[1]), text: j.n + " · " + verdictText(c[1]), title: c[2] || "" });
+  }
+  return notes;
+}
+
+function chunkLink(rank, shown, text, cls, title) {
+  const here = rank <= shown;
+  return h("button", { type: "button", class: "hx-chunk-link " + (cls || "") + (here ? "" : " hx-absent"), "data-rank": String(rank), text: text || "#" + rank,
+    title: (title ? title + "\n" : "") + (here ? "result #" + rank + " below" : "result #" + rank + " is not among the results shown") });
+}
+
+function claimTable(rows, total, label, shown, withChunks) {
+  const table = h("table", { class: "hx-claims", "data-testid": "hx-claims" });
+  table.appendChild(h("tr", { class: "hx-head" }, [h("th", { text: "#" }), h("th", { text: label }), h("th", { text: "verdict" }), withChunks ? h("th", { text: "chunks" }) : null]));
+  rows.forEach((c, k) => {
+    const ranks = withChunks ? c[3] || [] : [];
+    table.appendChild(h("tr", { class: "hx-claim", "data-testid": "hx-claim", "data-ranks": ranks.join(" ") }, [
+      h("td", { class: "hx-muted hx-claim-n", text: String(k + 1) }),
+      h("td", { class: "hx-claim-text" }, [h("div", { class: "hx-text", text: c[0] }), c[2] ? h("div", { class: "hx-muted hx-claim-why hx-text", text: c[2] }) : null]),
+      h("td", {}, [verdictBadge(c[1])]),
+      withChunks ? h("td", { class: "hx-claim-chunks" }, ranks.length ? ranks.map((rank) => chunkLink(rank, shown)) : [h("span", { class: "hx-muted", text: "—" })]) : null,
+    ]));
+  });
+  const box = h("div", { class: "hx-claims-box" }, [table]);
+  if (total > rows.length) box.appendChild(h("div", { class: "hx-muted", text: "the first " + rows.length + " of " + total }));
+  return box;
+}
+
+function judgeBlock(j, shown) {
+  const box = h("div", { class: "hx-judge hx-judge-" + (j.st === "ok" || j.st === "na" ? j.st : "err"), "data-testid": "hx-judge", "data-judge": j.n });
+  const outcome = j.st === "na" ? ["n/a", "hx-na"] : j.st !== "ok" ? ["✗ error", "hx-bad"] : j.p === "t" ? ["✓ pass", "hx-ok"] : j.p === "f" ? ["✗ fail", "hx-bad"] : null;
+  box.appendChild(h("div", { class: "hx-judge-head" }, [
+    h("span", { class: "hx-judge-name", text: j.n }),
+    j.st === "ok" ? h("span", { class: "hx-judge-value", "data-testid": "hx-judge-value", text: j.v }) : null,
+    outcome ? h("span", { class: "hx-badge " + outcome[1], text: outcome[0] }) : null,
+    j.vd ? verdictBadge(j.vd) : null,
+    j.th && j.st === "ok" ? h("span", { class: "hx-muted", text: "passes at ≥ " + j.th }) : null,
+    j.ag ? h("span", { class: "hx-badge " + (j.un ? "hx-warnbadge" : "hx-muted"), "data-testid": "hx-agreement", text: (j.un ? "⚠ judges disagree · " : "") + j.ag }) : null,
+  ]));
+  if (j.why) box.appendChild(h("div", { class: "hx-judge-why hx-text", text: (j.st === "na" ? "not judged: " : "") + j.why }));
+  if (j.err) {
+    box.appendChild(h("div", { class: "hx-bad hx-text", text: j.err[0] + ": " + j.err[1] }));
+    if (j.raw) {
+      const answers = h("ol", { class: "hx-list" });
+      for (const a of j.raw) answers.appendChild(h("li", {}, [h("pre", { class: "hx-pre", text: a })]));
+      box.appendChild(h("details", {}, [h("summary", { text: "the model's answers · " + j.rawn }), answers]));
+    }
+  }
+  const cost = j.cost || "";
+  box.appendChild(h("div", { class: "hx-judge-usage hx-muted", "data-testid": "hx-judge-usage" }, [
+    "model ", h("code", { class: "hx-judge-model", text: j.m || "unknown" }), " · " + j.use,
+    cost ? " · " : null, cost ? h("span", { class: "hx-judge-cost" + (cost.indexOf("cost unknown") === 0 ? " hx-skip" : ""), "data-testid": "hx-judge-cost", text: cost }) : null,
+  ]));
+  if (j.cl) box.appendChild(claimTable(j.cl, j.cln || 0, "claim", shown, true));
+  if (j.rc) box.appendChild(claimTable(j.rc, j.rcn || 0, "claim of the expected answer", shown, false));
+  if (j.ch) {
+    const row = h("div", { class: "hx-judge-chunks", "data-testid": "hx-judge-chunks" });
+    for (const c of j.ch) row.appendChild(chunkLink(c[0], shown, "#" + c[0] + " " + verdictText(c[1]), "hx-verdict " + verdictClass(c[1]), c[2]));
+    if (j.chn > j.ch.length) row.appendChild(h("span", { class: "hx-muted", text: "the first " + j.ch.length + " of " + j.chn }));
+    box.appendChild(row);
+  }
+  return box;
+}
+
+function judgesBlock(judges, shown) {
+  const body = h("div", { class: "hx-judges", "data-testid": "hx-judges" });
+  for (const j of judges) body.appendChild(judgeBlock(j, shown));
+  return block("LLM judges · " + judges.length, body, "hx-judges-block");
+}
+
+// a claim (or a chunk link) lights up the results it cites; a click scrolls to the first
+function linkJudges(panel) {
+  const results = (ranks) => Array.from(panel.querySelectorAll("li.hx-chunk")).filter((li) => ranks.indexOf(li.getAttribute("data-rank")) >= 0);
+  const ranksOf = (node) => {
+    const link = node.closest(".hx-chunk-link");
+    if (link) return [link.getAttribute("data-rank")];
+    const claim = node.closest("tr.hx-claim");
+    return claim ? (claim.getAttribute("data-ranks") || "").split(" ").filter(Boolean) : [];
+  };
+  const light = (event, on) => {
+    if (!event.target || !event.target.closest) return;
+    for (const li of results(ranksOf(event.target))) li.classList.toggle("hx-hl", on);
+  };
+  panel.addEventListener("mouseover", (e) => light(e, true));
+  panel.addEventListener("mouseout", (e) => light(e, false));
+  panel.addEventListener("focusin", (e) => light(e, true));
+  panel.addEventListener("focusout", (e) => light(e, false));
+  panel.addEventListener("click", (e) => {
+    const link = e.target && e.target.closest ? e.target.closest(".hx-chunk-link") : null;
+    if (!link) return;
+    const found = results([link.getAttribute("data-rank")])[0];
+    if (!found) return;
+    if (found.scrollIntoView) found.scrollIntoView({ block: "nearest" });
+    found.classList.add("hx-flash");
+    setTimeout(() => found.classList.remove("hx-flash"), 1600);
+  });
+}
+
 function reportPanel(c) {
   const d = c.data || {};
   const panel = h("div", { class: "hx-case", "data-testid": "hx-case" });
@@ -219,8 +344,12 @@ function reportPanel(c) {
   if (d.e) left.appendChild(errorBlock(d.e));
   const right = h("div", { class: "hx-col" }, [block("Scores", scoresTable(d.s))]);
   panel.appendChild(h("div", { class: "hx-grid" }, [left, right]));
-  if ("r" in d) panel.appendChild(block("Retrieved · " + d.rn + judgedCounts(d.r, d.rn), chunkList(d.r, d.rn, d.uw)));
+  const judges = d.j || [];
+  if (judges.length) panel.appendChild(judgesBlock(judges, (d.r || []).length));
+  const notes = judges.length ? judgeNotes(judges) : null;
+  if ("r" in d) panel.appendChild(block("Retrieved · " + d.rn + judgedCounts(d.r, d.rn), chunkList(d.r, d.rn, d.uw, notes)));
   panel.appendChild(extrasBlock(d));
+  if (judges.length) linkJudges(panel);
   return panel;
 }
 
