@@ -18,6 +18,7 @@ from heta_nb.render.context.formatting import (
     percent,
 )
 from heta_nb.render.context.header import header_context
+from heta_nb.render.context.judges import judge_lines_text, judges_context
 from heta_nb.render.context.scan import scan_report, worst_rows
 from heta_nb.render.context.summary import headline_text, summary_context
 from heta_nb.render.env import format_count
@@ -178,7 +179,10 @@ def build_report_context(
     counts = {"cases": len(columns.case_ids), "results": columns.n, "errors": total_errors}
     context: dict[str, Any] = {
         "id": prefix,
-        "header": header_context(report.without_results(), modes_all, counts, limits),
+        "header": {
+            **header_context(report.without_results(), modes_all, counts, limits),
+            "judges": judges_context(report, limits.max_name_chars),
+        },
         "summary": summary_context(report, scan, modes, metrics, limits),
         "modes": tables,
         "errors": {
@@ -267,6 +271,7 @@ def report_text(context: Mapping[str, Any]) -> str:
         lines.append(f"status: {banner['status']} ({banner['progress']})")
     summary = context["summary"]
     lines.extend(headline_text(line) for line in summary["headline"][:8])  # the headline first
+    lines.extend(judge_lines_text(header.get("judges")))
     metrics = [shorten(m["name"]["text"] + ("…" if m["name"]["more"] else ""), 22) for m in summary["metrics"][:4]]
     if summary["rows"]:
         width = min(24, max(4, *(len(shorten(r["mode"], 24)) for r in summary["rows"])))
