@@ -23,10 +23,19 @@ def model(name: str) -> JudgeModel:
 @pytest.mark.slow
 def test_mlflow_logs_the_judges_usage_as_judge_totals_says(tmp_path: Any) -> None:
     mlflow = pytest.importorskip("mlflow")
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")  # a store of its own, artifacts beside it
+    try:
+        experiment = mlflow.create_experiment("judges", artifact_location=(tmp_path / "artifacts").as_uri())
+        mlflow.set_experiment(experiment_id=experiment)
+        check_logged(mlflow)
+    finally:
+        mlflow.set_tracking_uri(previous)
+
+
+def check_logged(mlflow: Any) -> None:
     from heta_nb.integrations import mlflow as hm
 
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    mlflow.set_experiment("judges")
     report = heta_nb.evaluate(
         capitals(4),
         kb=capital_kb,

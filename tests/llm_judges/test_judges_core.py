@@ -294,7 +294,8 @@ def test_a_mode_without_answers_makes_the_answer_judges_na_in_every_view() -> No
     def retrieval_only(query: str) -> Any:
         return {"results": [{"id": "d", "text": "City0 is the capital of country 0."}]}
 
-    report = evaluate(capitals(3), ["faithfulness", "answer_relevance", "context_precision"], standin_model(), kb=retrieval_only)
+    judges = ["faithfulness", "answer_relevance", "context_precision"]
+    report = evaluate(capitals(3), judges, standin_model(), kb=retrieval_only)
     frame = report.summary_frame().set_index("metric")
     assert frame.loc["faithfulness", "status"] == "n/a" and frame.loc["answer_relevance", "status"] == "n/a"
     assert "returns no answers" in frame.loc["faithfulness", "reason"]
