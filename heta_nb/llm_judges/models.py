@@ -17,7 +17,7 @@ import asyncio
 import inspect
 import os
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,10 +106,12 @@ def call_failure(exc: BaseException) -> ModelCallError:
         code = getattr(current, "status_code", None)
         if isinstance(code, int) and status is None:
             status = code
-        for holder in (getattr(current, "response", None), current):
-            headers = getattr(holder, "headers", None) if holder is not current else None
-            if holder is current:
-                headers = getattr(current, "litellm_response_headers", None)
+        # LiteLLM keeps the server's headers in ``litellm_response_headers`` (its ``response`` is one
+        # it built, without them); the openai error further down has the real ``response.headers``
+        for headers in (
+            getattr(current, "litellm_response_headers", None),
+            getattr(getattr(current, "response", None), "headers", None),
+        ):
             wait = _retry_after(headers)
             if wait is not None and retry_after is None:
                 retry_after = wait
@@ -145,7 +147,9 @@ def _completion(result: Any, who: str) -> Completion:
         usage = getattr(result, "token_usage", None) or {}
         in_key, out_key = "prompt_tokens", "completion_tokens"
     if not isinstance(text, str):
-        raise TypeError(f"{who} returned {type(result).__name__}, not text (a str, or an object with .text)")
+        raise ModelCallError(
+            f"{who} returned {type(result).__name__}, not text (a str, or an object with .text)", retryable=False
+        )
     return Completion(text, _tokens(usage, in_key), _tokens(usage, out_key))
 
 
@@ -271,10 +275,6 @@ class JudgeModel:
             return _completion(result, f"judge model {self.name!r}")
         except (asyncio.CancelledError, ModelCallError):
             raise
-        except TypeError as exc:
-            if "returned" in str(exc):
-                raise ModelCallError(str(exc), retryable=False) from exc
-            raise call_failure(exc) from exc
         except Exception as exc:  # noqa: BLE001 - any model failure is described, then retried or recorded
             raise call_failure(exc) from exc
 
@@ -305,7 +305,7 @@ def as_judge_model(model: Any) -> JudgeModel | None:
     """``model`` as a :class:`JudgeModel` (None stays None)."""
     if model is None or isinstance(model, JudgeModel):
         return model
-    if isinstance(model, Callable) or hasattr(model, "invoke"):  # type: ignore[arg-type]
+    if callable(model) or hasattr(model, "invoke"):
         return JudgeModel(model)
     raise TypeError(
         f"judge_model must follow Heta's LanguageModelProtocol or be a function from prompt to text, "

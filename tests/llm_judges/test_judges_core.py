@@ -300,3 +300,15 @@ def test_a_mode_without_answers_makes_the_answer_judges_na_in_every_view() -> No
     assert frame.loc["faithfulness", "status"] == "n/a" and frame.loc["answer_relevance", "status"] == "n/a"
     assert "returns no answers" in frame.loc["faithfulness", "reason"]
     assert frame.loc["context_precision", "status"] == "scored"
+
+
+def test_a_model_that_returns_no_text_is_that_scores_error_and_not_retried() -> None:
+    calls: list[str] = []
+
+    def broken(prompt: str) -> Any:
+        calls.append(prompt)
+        return 42
+
+    score = only(evaluate(capitals(1), ["answer_relevance"], JudgeModel(broken, name="b")), "answer_relevance")[0]
+    assert score["value"] == "error" and "returned int, not text" in score["metadata"]["error"]["message"]
+    assert len(calls) == 1
