@@ -281,6 +281,7 @@ def test_a_line_cut_short_by_a_killed_process_is_skipped_and_counted(tmp_path: P
 
 
 def test_judges_on_a_dask_executor_are_refused_before_any_work() -> None:
+    pytest.importorskip("distributed")  # (executor="dask" needs the [dask] extra)
     from heta_nb.evaluators import PreparedEvaluator
     from heta_nb.runner.config import RunConfig
     from heta_nb.runner.judging import start_judges
