@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import weakref
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
 
+from heta_nb.llm_judges.cache import JudgeCache, default_cache_folder
 from heta_nb.llm_judges.models import JudgeModel, as_judge_model
 from heta_nb.llm_judges.prompts import PromptTemplate
 from heta_nb.llm_judges.session import JudgeSession, Usage
@@ -117,6 +119,7 @@ class JudgeEvaluator:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["session"] = None  # (a session holds the run's event-loop objects)
+        state.pop("_sessions", None)
         return state
 
     # -- what the judge is -----------------------------------------------------------------
@@ -147,6 +150,23 @@ class JudgeEvaluator:
             **self.settings(),
         }
 
+    def _own_session(self) -> JudgeSession:
+        """A session of the judge's own ``model=`` for this event loop, when no heta_nb run bound one
+        (Heta's own ``BenchmarkRunner`` calls ``evaluate`` directly); its answers go to the default cache."""
+        if self.model is None:
+            raise RuntimeError(
+                f"judge {self.name!r} has no model: pass judge_model= to evaluate/start/sweep/rescore "
+                "(or model= to the judge)"
+            )
+        loop = asyncio.get_running_loop()
+        sessions = self.__dict__.setdefault("_sessions", weakref.WeakKeyDictionary())
+        session = sessions.get(loop)
+        if session is None:
+            session = sessions[loop] = JudgeSession(self.model, JudgeCache(default_cache_folder(None)))
+            if self.repeats is None:
+                self.repeats = 1
+        return session
+
     # -- a subclass's part -----------------------------------------------------------------
     def material(self, case: Any, response: Any) -> dict[str, Any]:
         """The material to judge (raise :class:`NotJudgeable` when there is none)."""
@@ -175,12 +195,7 @@ class JudgeEvaluator:
 
     async def score_json(self, case: Any, response: Any) -> dict[str, Any]:
         """Judge one response: the score's JSON object."""
-        session = self.session
-        if session is None:
-            raise RuntimeError(
-                f"judge {self.name!r} has no model: pass judge_model= to evaluate/start/sweep/rescore "
-                "(or model= to the judge)"
-            )
+        session = self.session or self._own_session()
         described = self._described or self.describe()
         try:
             material = self.material(case, response)
