@@ -153,3 +153,24 @@ def test_a_rescore_stopped_by_its_budget_resumes_where_it_stopped(tmp_path: Path
     assert finished.raw["metadata"]["heta_nb"]["status"] == "complete"
     assert len(asked) == 30  # the resumed run asked only for the cases the first one had not judged
     assert len(finished.raw["case_results"]) == 30
+
+
+def test_a_sweep_judges_every_pair_with_its_judge_model(tmp_path: Path) -> None:
+    def other_kb(query: str) -> Any:
+        return {"answer": "Bananas are yellow.", "results": [{"id": "x", "text": "Bananas are yellow."}]}
+
+    board = heta_nb.sweep(
+        {"capitals": capitals(4)},
+        kbs={"right": capital_kb, "wrong": other_kb},
+        store=str(tmp_path / "store"),
+        executor="threads",
+        evaluators=["answer_relevance"],
+        judge_model=standin_model(),
+        judge_cache=None,
+        progress=False,
+    )
+    values = {
+        name: [s["value"] for r in report.raw["case_results"] for s in r["scores"]]
+        for name, report in ((n, board.report(n, "capitals")) for n in ("right", "wrong"))
+    }
+    assert values == {"right": [1.0] * 4, "wrong": [0.0] * 4}
