@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "evaluate_async": "heta_nb.api",
     "start": "heta_nb.api",
     "rescore": "heta_nb.api",
+    "import_reviews": "heta_nb.reviews",
     "estimate": "heta_nb.api",
     "judge": "heta_nb.llm_judges",
     "JudgeModel": "heta_nb.llm_judges",
@@ -92,6 +93,7 @@ __all__ = [
     "evaluate_async",
     "estimate",
     "explore",
+    "import_reviews",
     "judge",
     "load_benchmark",
     "load_ipython_extension",
@@ -129,6 +131,7 @@ if TYPE_CHECKING:  # pragma: no cover
         QueryTraceEvent,
     )
     from heta_nb.notebook import sections, to_notebook
+    from heta_nb.reviews import import_reviews
     from heta_nb.runner.events import HetaRunWarning
     from heta_nb.runner.handle import EvaluationRun
     from heta_nb.runner.merge import merge_reports

@@ -58,7 +58,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("_util", "errors", "_version"),
     ("stats",),
     ("model",),
-    ("store", "evaluators", "llm_judges", "benchmark"),
+    ("store", "evaluators", "llm_judges", "reviews", "benchmark"),
     ("runner",),
     ("comparison", "tables", "plots", "gate"),
     ("render",),

@@ -459,6 +459,12 @@ class EvaluationReport(RichDisplay, Record):
         frame: pd.DataFrame = view("summary_frame")(self)
         return frame
 
+    def reviews(self, *, store: Any = None, path: Any = None, history: bool = False) -> pd.DataFrame:
+        """The human reviews of this report (kept beside it, never in it): each reviewer's last verdict
+        per case result, or every one with ``history=True``; see :func:`heta_nb.reviews.reviews_frame`."""
+        frame: pd.DataFrame = view("reviews")(self, store=store, path=path, history=history)
+        return frame
+
     def explore(self, *, benchmark: Any = None, **filters: Any) -> Any:
         """Search, filter, sort and open this report's cases in a widget (an
         :class:`~heta_nb.explorer.Explorer`); see :func:`heta_nb.explore`."""

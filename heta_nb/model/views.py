@@ -27,6 +27,7 @@ VIEWS: Mapping[str, str] = MappingProxyType(
         "scores_frame": "heta_nb.tables:scores_frame",
         "summary_frame": "heta_nb.tables:summary_frame",
         "explore": "heta_nb.explorer:explore",
+        "reviews": "heta_nb.reviews:reviews_frame",
         "to_arrow": "heta_nb.tables.arrow:to_arrow",
         "to_parquet": "heta_nb.tables.arrow:to_parquet",
         "repr_mimebundle": "heta_nb.render:repr_mimebundle",

@@ -1,0 +1,54 @@
+"""Where a report's reviews live: in its store, under the report's folder, or at a path the user names.
+
+In a local report store: ``_heta/knowledge_bases/{kb}/evaluations/{report_id}/reviews/``
+(beside ``report.json``, which is never touched). Elsewhere (a report in memory, a remote
+store), a folder given as ``path=``. Once a report's reviews have been placed in this
+process, later calls find them without being told again.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from heta_nb.reviews.log import ReviewLog
+from heta_nb.store.names import report_prefix
+
+__all__ = ["review_log"]
+
+_PLACED: dict[str, Path] = {}
+"""report_id -> its reviews folder, as placed in this process."""
+
+
+def _local_root(store: Any) -> Path:
+    from heta_nb.store import ReportStore
+
+    target = store if isinstance(store, ReportStore) else ReportStore(store)
+    root = getattr(target.backend, "root", None)
+    if not isinstance(root, Path):
+        raise ValueError(
+            f"reviews are kept in a local store folder; {target.location!r} is not one: pass path= (a folder)"
+        )
+    return root
+
+
+def review_log(report: Any, *, store: Any = None, path: str | os.PathLike[str] | None = None) -> ReviewLog:
+    """The :class:`ReviewLog` of ``report`` (see the module docstring).
+
+    Raises:
+        ValueError: no place is known (neither ``store=`` nor ``path=``, and none placed before).
+    """
+    report_id = str(report.report_id)
+    if path is not None:
+        folder = Path(path)
+    elif store is not None:
+        folder = _local_root(store) / report_prefix(report.knowledge_base_name, report_id) / "reviews"
+    elif report_id in _PLACED:
+        folder = _PLACED[report_id]
+    else:
+        raise ValueError(
+            f"where are the reviews of report {report_id!r}? pass store= (the report's local store) or path= (a folder)"
+        )
+    _PLACED[report_id] = folder
+    return ReviewLog(folder, report_id)
