@@ -100,6 +100,12 @@ def register(command: Command) -> None:
         default=None,
         help="output format (default: from the -o suffix .md/.json/.xml, else text)",
     )
+    check.add_argument(
+        "--require-calibrated",
+        action="store_true",
+        help="gate an LLM judge only where people calibrated it: kappa >= 0.6 on >= 50 reviews of NEW "
+        "(its reviews folder beside its report.json); an uncalibrated judge is not comparable (exit 2)",
+    )
     check.add_argument("-o", "--output", type=text_arg, default=None, help="write the output to this file")
     check.add_argument("--force", action="store_true", help="replace the -o file if it exists")
     check.set_defaults(func=_cmd_check)
@@ -196,6 +202,7 @@ def _check(args: argparse.Namespace) -> int:
             resamples=args.resamples,
             seed=args.seed,
             include_skipped=args.include_skipped,
+            calibration=_calibration(args.new, new) if args.require_calibrated else None,
         )
     for message in dict.fromkeys(str(item.message) for item in caught):
         print(f"heta-nb: warning: {message}", file=sys.stderr)
@@ -219,3 +226,25 @@ def _float(value: str, what: str) -> float:
         return float(value)
     except ValueError:
         raise UsageError(f"{what}: expected a number, got {value!r}") from None
+
+
+def _calibration(source: str, report: Any) -> Any:
+    """The new report calibrated against its reviews (beside its ``report.json``; none: nothing is calibrated)."""
+    import pandas as pd
+
+    from heta_nb.reviews import REVIEW_COLUMNS, reviews_frame
+    from heta_nb.reviews.calibration import calibrate
+    from heta_nb.store.locate import split_store_reference
+    from heta_nb.store.names import report_prefix
+
+    reference = split_store_reference(source)
+    if reference is not None:
+        from heta_nb.store import ReportStore
+
+        root = getattr(ReportStore(reference[0]).backend, "root", None)
+        folder = Path(root) / report_prefix(report.knowledge_base_name, report.report_id) if root else None
+    else:
+        folder = Path(source).parent
+    if folder is None:
+        return calibrate(report, pd.DataFrame(columns=list(REVIEW_COLUMNS)))
+    return calibrate(report, reviews_frame(report, path=folder / "reviews"))

@@ -40,6 +40,7 @@ def check(
     seed: int = 0,
     include_skipped: bool = False,
     correction: Literal["holm", "none"] = "holm",
+    calibration: Any = None,
 ) -> CheckResult:
     """Gate a new report against a baseline: did any metric regress?
 
@@ -110,6 +111,11 @@ def check(
         seed: Seed of every test (the same inputs give the same numbers).
         include_skipped: Count skipped scores (no gold data) as the 0 Heta recorded.
         correction: ``"holm"`` (each mode's metrics as one family) or ``"none"``.
+        calibration: gate the new report's LLM judges only where people calibrated them: a
+            :class:`~heta_nb.reviews.calibration.Calibration` (``heta_nb.calibrate(reviewed_report)``); a
+            judge it does not find calibrated (kappa under its floor, too few labels, or another
+            judge version) is a "not comparable" row ("not calibrated: ..."), not tested (CLI:
+            ``--require-calibrated``). Default None: no such requirement.
 
     Returns:
         The :class:`~heta_nb.gate.CheckResult`.
@@ -141,6 +147,12 @@ def check(
         extra_metrics=lambda mode: thresholds.floor_metrics(mode, all_modes),
     )
     checked = sorted({m for names in pairing.metrics.values() for m in names})
+    uncalibrated = _uncalibrated(new_report, calibration)
+    for mode in pairing.modes:  # an uncalibrated judge is not tested, nor in a Holm family: a row of its own
+        held = {m: why for m, why in uncalibrated.items() if m in pairing.metrics[mode]}
+        if held:
+            pairing.metrics[mode] = [m for m in pairing.metrics[mode] if m not in held]
+            pairing.incomparable[mode] = {**pairing.incomparable.get(mode, {}), **held}
     errored_names = sorted({m for found in [*pairing.errored.values(), *pairing.incomparable.values()] for m in found})
     unknown = thresholds.unknown_keys(pairing.modes, [*checked, *errored_names]) if pairing.modes else []
     if unknown:
@@ -288,3 +300,18 @@ def check(
 def _load(source: Any, resolve: Any) -> EvaluationReport:
     report: EvaluationReport = source if isinstance(source, EvaluationReport) else resolve(source)
     return report
+
+
+def _uncalibrated(report: EvaluationReport, calibration: Any) -> dict[str, str]:
+    """``{judge metric: "not calibrated: ..."}`` for the new report's LLM judges a check may not gate on
+    (``calibration`` given: :func:`heta_nb.reviews.calibrate` of a reviewed report), else ``{}``."""
+    if calibration is None:
+        return {}
+    judges = (report.metadata.get("heta_nb") or {}).get("judges") or {}
+    found = {}
+    for metric, record in judges.items():
+        version = record.get("version") if isinstance(record, dict) else None
+        why = calibration.gate_reason(str(metric), version if isinstance(version, str) else None)
+        if why:
+            found[str(metric)] = why
+    return found

@@ -181,7 +181,8 @@ def judge(
     """
     before, after = not_applicable
     if incomparable:
-        return replace(_untested(row), verdict="not comparable", reason=f"not comparable: {incomparable}")
+        why = incomparable if incomparable.startswith("not calibrated") else f"not comparable: {incomparable}"
+        return replace(_untested(row), verdict="not comparable", reason=why)
     if errored:
         return replace(_untested(row), verdict="evaluator errors", reason=errored)
     if after and not before:  # the new report stopped producing it: measured, and a regression

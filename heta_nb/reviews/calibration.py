@@ -88,6 +88,20 @@ class Calibration:
     floor: float
     min_labels: int
     reviewed: int
+    judge_versions: dict[str, str] = field(default_factory=dict)
+    """The version of each LLM judge of the reviewed report: a calibration holds for that judge only."""
+
+    def gate_reason(self, metric: str, version: str | None) -> str:
+        """Why a check may not gate on judge ``metric`` of ``version`` ("" when it may)."""
+        if not self.is_calibrated(metric):
+            return f"not calibrated: {self.why(metric)} (--require-calibrated)"
+        calibrated = self.judge_versions.get(metric)
+        if version is not None and calibrated is not None and calibrated != version:
+            return (
+                f"not calibrated: the reviews calibrated judge version {calibrated!r}, this report's is {version!r} "
+                "(--require-calibrated)"
+            )
+        return ""
 
     def is_calibrated(self, metric: str) -> bool:
         """Whether ``metric`` met the floor on enough labels."""
@@ -192,7 +206,9 @@ def calibrate(
             "people": _correlation(truth_values, lengths[name]),
         }
         found[name] = MetricCalibration(name, len(mine), agreement, ok, reason, bias)
-    return Calibration(found, floor, min_labels, len(people))
+    judges = (report.raw["metadata"].get("heta_nb") or {}).get("judges") or {}
+    versions = {str(k): str(v.get("version")) for k, v in judges.items() if isinstance(v, Mapping)}
+    return Calibration(found, floor, min_labels, len(people), versions)
 
 
 def reviewer_agreement(
