@@ -33,6 +33,10 @@ _EXPORTS: dict[str, str] = {
     "start": "heta_nb.api",
     "rescore": "heta_nb.api",
     "import_reviews": "heta_nb.reviews",
+    "calibrate": "heta_nb.reviews",
+    "ppi": "heta_nb.reviews",
+    "ppi_difference": "heta_nb.reviews",
+    "reviewer_agreement": "heta_nb.reviews",
     "estimate": "heta_nb.api",
     "judge": "heta_nb.llm_judges",
     "JudgeModel": "heta_nb.llm_judges",
@@ -87,6 +91,7 @@ __all__ = [
     "ReportFormatError",
     "ReportStore",
     "__version__",
+    "calibrate",
     "check",
     "compare",
     "evaluate",
@@ -99,8 +104,11 @@ __all__ = [
     "load_ipython_extension",
     "load_report",
     "merge_reports",
+    "ppi",
+    "ppi_difference",
     "read_parquet",
     "rescore",
+    "reviewer_agreement",
     "sections",
     "start",
     "sweep",
@@ -131,7 +139,7 @@ if TYPE_CHECKING:  # pragma: no cover
         QueryTraceEvent,
     )
     from heta_nb.notebook import sections, to_notebook
-    from heta_nb.reviews import import_reviews
+    from heta_nb.reviews import calibrate, import_reviews, ppi, ppi_difference, reviewer_agreement
     from heta_nb.runner.events import HetaRunWarning
     from heta_nb.runner.handle import EvaluationRun
     from heta_nb.runner.merge import merge_reports
