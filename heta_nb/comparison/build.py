@@ -18,6 +18,7 @@ from heta_nb.comparison.notes import (
     report_warnings,
     skipped_notes,
 )
+from heta_nb.comparison.people import human_estimates, human_notes
 from heta_nb.comparison.result import Comparison
 from heta_nb.comparison.significance import Family, run_paired_tests, untested
 from heta_nb.comparison.systems import System, baselines_of, name_systems, resolve_systems, unique_labels
@@ -41,6 +42,7 @@ def compare(
     alpha: float = 0.05,
     tie_tolerance: float = 1e-9,
     correction: Literal["holm", "none"] = "holm",
+    reviews: Any = None,
 ) -> Comparison:
     """Compare recipes (reports) or query modes case by case against a baseline.
 
@@ -196,6 +198,10 @@ def compare(
     families = _families(systems, base_of, aligned.metrics, tests, not_applicable, correction, paired_by_mode)
     tested = {key: t for key, t in tests.items() if key not in not_applicable}
     notes.extend(interval_notes(tested, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
+    human = None
+    if reviews is not None:  # people's estimate of each difference, where they reviewed both reports
+        human = human_estimates(loaded, report_names, systems, base_of, aligned.metrics, reviews, confidence)
+        notes.extend(human_notes(human))
 
     for message in found:
         warnings.warn(message, HetaComparisonWarning, stacklevel=2)
@@ -211,6 +217,7 @@ def compare(
         reports=tuple(loaded),
         not_applicable=own,
         incomparable=incomparable,
+        human=human,
         arguments={
             "names": list(names) if names is not None else None,
             "metrics": [metrics] if isinstance(metrics, str) else (list(metrics) if metrics is not None else None),

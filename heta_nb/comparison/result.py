@@ -82,6 +82,7 @@ class Comparison(RichDisplay):
         arguments: dict[str, Any] | None = None,
         not_applicable: dict[tuple[int, int], str] | None = None,
         incomparable: dict[tuple[int, int], str] | None = None,
+        human: pd.DataFrame | None = None,
     ) -> None:
         self.reports: tuple[EvaluationReport, ...] = reports
         """The compared reports (what exports save next to a notebook)."""
@@ -110,12 +111,20 @@ class Comparison(RichDisplay):
         own = dict(not_applicable or {})
         self._na_own = own
         """``{(system, metric): reason}``: the metric is n/a in that system's mode."""
+        self._human = human
+        """People's estimate of each difference (``compare(..., reviews=)``), or None."""
         self._incomparable = dict(incomparable or {})
         """``{(system, metric): "judge differs: ..."}``: not tested, the numbers mean different things."""
         self._not_applicable = {
             **untested(own, [s.mode for s in systems], self._base_of, len(self.metrics)),
             **self._incomparable,
         }
+
+    def human_estimates(self) -> pd.DataFrame | None:
+        """Where people reviewed both reports (``compare(..., reviews=)``): per system and metric, the
+        prediction-powered estimate of the difference in the rate people give, with the reviews-alone
+        interval beside it (:mod:`heta_nb.comparison.people`); None without reviews."""
+        return None if self._human is None else self._human.copy()
 
     # -- lookups -------------------------------------------------------------------------
     @property
