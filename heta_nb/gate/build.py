@@ -41,6 +41,7 @@ def check(
     include_skipped: bool = False,
     correction: Literal["holm", "none"] = "holm",
     calibration: Any = None,
+    reviews: Mapping[str, Any] | None = None,
 ) -> CheckResult:
     """Gate a new report against a baseline: did any metric regress?
 
@@ -116,6 +117,9 @@ def check(
             judge it does not find calibrated (kappa under its floor, too few labels, or another
             judge version) is a "not comparable" row ("not calibrated: ..."), not tested (CLI:
             ``--require-calibrated``). Default None: no such requirement.
+        reviews: ``{"new": ..., "baseline": ...}``, each report's reviews (``report.reviews(...)``):
+            the notes add people's prediction-powered estimate of each mode's difference
+            (:mod:`heta_nb.comparison.people`). It informs; the verdicts stay the paired tests'.
 
     Returns:
         The :class:`~heta_nb.gate.CheckResult`.
@@ -187,6 +191,7 @@ def check(
                 include_skipped=include_skipped,
                 alpha=alpha,
                 correction=correction,
+                reviews=reviews,
             )
         comparisons[mode] = comparison
         mode_seconds[mode] = round(time.perf_counter() - mode_started, 6)

@@ -50,3 +50,12 @@ def test_compare_with_reviews_adds_peoples_estimate_of_each_difference(tmp_path:
     note = next(n for n in comparison.notes if n.startswith("people (prediction-powered"))
     assert "30 cases reviewed in both" in note and "reviews alone" in note
     assert heta_nb.compare(base, better).human_estimates() is None
+
+
+def test_check_with_reviews_notes_peoples_estimate_and_keeps_its_verdicts() -> None:
+    base, better = run(kb), run(always_right)
+    reviews = {"baseline": people(base, 30, lambda i: i % 2 == 0), "new": people(better, 30, lambda i: True)}
+    plain, informed = heta_nb.check(better, base), heta_nb.check(better, base, reviews=reviews)
+    assert [(r.metric, r.verdict) for r in informed.rows] == [(r.metric, r.verdict) for r in plain.rows]
+    assert any(n.startswith("people (prediction-powered") for n in informed.notes)
+    assert not any(n.startswith("people (") for n in plain.notes)
