@@ -124,6 +124,18 @@ class Calibration:
             for m in self.metrics.values()
         ]
 
+    def _repr_html_(self) -> str:
+        """The table, escaped, under the rule it applies."""
+        import html
+
+        head = html.escape(repr(self).splitlines()[0])
+        columns = ["metric", "calibrated", "n", "reason", "accuracy", "sensitivity", "specificity"]
+        table = self.table()
+        shown = table[[c for c in columns if c in table.columns]]
+        return (
+            f"<div class='heta-calibration'><p>{head}</p>{shown.to_html(index=False, escape=True, na_rep='n/a')}</div>"
+        )
+
     def __repr__(self) -> str:
         rule = f"kappa >= {self.floor:g} on >= {self.min_labels:,}"
         head = f"Calibration against {self.reviewed:,} reviewed case results ({rule})"

@@ -121,3 +121,10 @@ def test_the_paired_difference_of_two_recipes() -> None:
     found = ppi_difference(report_a, report_b, "judge_like", reviews_of(truth, reviewed), reviews_of(truth, reviewed))
     assert found.kind == "difference" and found.estimate == pytest.approx(0.0, abs=1e-12)
     assert found.ci_low <= 0.0 <= found.ci_high
+
+
+def test_the_calibration_shows_escaped_in_a_notebook() -> None:
+    report, truth, _ = known_truth(120, seed=6)
+    reviews = reviews_of(truth, sorted(truth)[:60])
+    html = calibrate(report, reviews)._repr_html_()
+    assert "kappa &gt;= 0.6 on &gt;= 50" in html and "<td>judge_like</td>" in html
