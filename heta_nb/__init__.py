@@ -62,7 +62,7 @@ _EXPORTS: dict[str, str] = {
 _SUBMODULES: dict[str, str] = {
     name: f"heta_nb.{name}"
     for name in (
-        *("demo", "evaluators", "export", "llm_judges", "notebook"),
+        *("demo", "evaluators", "export", "llm_judges", "notebook", "reviews"),
         *("plots", "render", "stats", "tables", "testing"),
     )
 }

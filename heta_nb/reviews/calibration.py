@@ -4,7 +4,9 @@ A metric (or LLM judge) is binarised per case result as its score's ``passed`` w
 score has one, else ``value >= threshold`` (bools as they are); people's verdict is
 positive when the reviewers' mean value is at least 0.5 (``correct`` 1, ``partly`` 0.5,
 ``wrong`` 0; skips left out). Against them each metric gets accuracy, true-positive and
-true-negative rates, Cohen's kappa with a bootstrap interval and the confusion table,
+true-negative rates, Cohen's kappa with a bootstrap interval and the confusion table
+(a metric that is n/a in a mode, say an answer metric in a mode with no answers, is not
+counted there),
 plus a bias probe: how the metric's value and people's follow the answer's length. A
 metric is **calibrated** when its kappa is at least ``floor`` (0.6) on at least
 ``min_labels`` (50) reviewed case results; anything else says why not.
@@ -175,6 +177,7 @@ def calibrate(
     if reviews is None:
         reviews = report.reviews(store=store, path=path)
     people = human_values(reviews)
+    not_applicable = {(s.mode, s.metric) for s in report.metric_summaries() if s.status == "n/a"}
     predicted: dict[str, list[bool]] = {}
     truth: dict[str, list[bool]] = {}
     values: dict[str, list[float]] = {}
@@ -186,8 +189,8 @@ def calibrate(
         words = float(len(str(result["response"].get("answer") or "").split()))
         for score in result["scores"]:
             name = str(score["name"])
-            if metrics is not None and name not in metrics:
-                continue
+            if (metrics is not None and name not in metrics) or (key[1], name) in not_applicable:
+                continue  # (n/a in this mode: "full_text_search returns no answers", as every view says)
             verdict = _metric_verdict(score, threshold)
             if verdict is None:
                 continue
