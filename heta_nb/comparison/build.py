@@ -18,7 +18,6 @@ from heta_nb.comparison.notes import (
     report_warnings,
     skipped_notes,
 )
-from heta_nb.comparison.people import human_estimates, human_notes
 from heta_nb.comparison.result import Comparison
 from heta_nb.comparison.significance import Family, run_paired_tests, untested
 from heta_nb.comparison.systems import System, baselines_of, name_systems, resolve_systems, unique_labels
@@ -200,6 +199,8 @@ def compare(
     notes.extend(interval_notes(tested, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
     human = None
     if reviews is not None:  # people's estimate of each difference, where they reviewed both reports
+        from heta_nb.comparison.people import human_estimates, human_notes  # (pandas: only with reviews)
+
         human = human_estimates(loaded, report_names, systems, base_of, aligned.metrics, reviews, confidence)
         notes.extend(human_notes(human))
 

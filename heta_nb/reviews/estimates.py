@@ -65,7 +65,9 @@ def ppi(
     Returns:
         A :class:`~heta_nb.stats.ppi.PPIEstimate`: ``estimate``, ``ci_low``, ``ci_high``, ``n_labeled``,
         ``n_unlabeled``, the tuning ``lam``, the human-only estimate and interval beside it, and
-        ``chosen``: the narrower valid one ("classical" when the metric tracks people too weakly to help).
+        ``chosen``: "ppi" only when its interval is at least 5% narrower than the reviews' alone
+        (:data:`~heta_nb.stats.ppi.CHOICE_MARGIN`), else "classical" (the metric tracks people too
+        weakly to help).
 
     Raises:
         ValueError: fewer than two reviewed case results with a score of ``metric``.

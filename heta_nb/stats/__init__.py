@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         kappa_with_ci,
         krippendorff_alpha,
     )
-    from heta_nb.stats.ppi import PPIEstimate, ppi_mean, ppi_mean_difference
+    from heta_nb.stats.ppi import CHOICE_MARGIN, DEFAULT_FOLDS, PPIEstimate, ppi_mean, ppi_mean_difference
 
 _AGREEMENT = (
     "Agreement",
@@ -42,9 +42,11 @@ _AGREEMENT = (
     "kappa_with_ci",
     "krippendorff_alpha",
 )
-_PPI = ("PPIEstimate", "ppi_mean", "ppi_mean_difference")
+_PPI = ("CHOICE_MARGIN", "DEFAULT_FOLDS", "PPIEstimate", "ppi_mean", "ppi_mean_difference")
 
 __all__ = [
+    "CHOICE_MARGIN",
+    "DEFAULT_FOLDS",
     "Agreement",
     "BinaryAgreement",
     "PPIEstimate",
