@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -232,31 +233,30 @@ def test_requests_per_minute_spread_the_calls() -> None:
     assert 0.4 <= asyncio.run(scenario()) < 2.0
 
 
-def _fill(folder: str, worker: int, keys: int, barrier: Any) -> None:
-    cache = JudgeCache(folder)
-    barrier.wait(30)  # both start together
-    for index in range(keys):
-        key = f"{index:04d}"
-        if cache.get(key) is None:
-            cache.put(
-                key,
-                json.dumps({"k": key, "pad": "x" * (index % 7) * 500}),
-                model=f"w{worker}",
-                tokens_in=1,
-                tokens_out=1,
-            )
+FILL = """
+import json, os, sys, time
+from heta_nb.llm_judges import JudgeCache
+folder, worker, go = sys.argv[1], sys.argv[2], sys.argv[3]
+cache = JudgeCache(folder)
+open(go + "." + worker, "w").close()  # ready
+while not os.path.exists(go):  # both start together
+    time.sleep(0.005)
+for index in range(400):
+    key = f"{index:04d}"
+    if cache.get(key) is None:
+        cache.put(key, json.dumps({"k": key, "pad": "x" * (index % 7) * 500}), model=worker, tokens_in=1, tokens_out=1)
+"""
 
 
 def test_two_processes_judging_into_one_cache_tear_nothing_and_lose_nothing(tmp_path: Path) -> None:
-    folder = str(tmp_path / "answers")
-    context = multiprocessing.get_context("spawn")
-    barrier = context.Barrier(2)
-    workers = [context.Process(target=_fill, args=(folder, w, 400, barrier)) for w in range(2)]
+    folder, go = str(tmp_path / "answers"), tmp_path / "go"
+    workers = [subprocess.Popen([sys.executable, "-c", FILL, folder, f"w{w}", str(go)]) for w in range(2)]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all(Path(f"{go}.w{w}").exists() for w in range(2)):
+        time.sleep(0.01)  # (both have imported heta_nb and wait)
+    go.touch()
     for process in workers:
-        process.start()
-    for process in workers:
-        process.join(60)
-        assert process.exitcode == 0
+        assert process.wait(60) == 0
     cache = JudgeCache(folder)
     assert len(cache) == 400 and cache.damaged == 0
     for index in range(400):
