@@ -59,6 +59,8 @@ class ExportLimits:
     """Cases with a static drill-down (with JavaScript, every case opens from the embedded data)."""
     case_data: CaseDataLimits = CaseDataLimits()
     """What each case's details panel keeps (every case is embedded)."""
+    review_sample: int = 60
+    """Case results the page's review mode proposes (:func:`heta_nb.reviews.review_sample`)."""
 
 
 def _figures(report: EvaluationReport, limits: ExportLimits) -> list[dict[str, str]]:
@@ -154,7 +156,7 @@ def _report_document(report: EvaluationReport, limits: ExportLimits, title: str 
         _manifest_block("Knowledge-base manifest", data["knowledge_base_manifest"], limits.manifest_chars),
         _manifest_block("Run metadata", data["metadata"], limits.manifest_chars),
     ]
-    explorer = report_page_data(report, limits.case_data, benchmark)
+    explorer = report_page_data(report, limits.case_data, benchmark, review=limits.review_sample)
     return standalone_document(
         title=title or f"heta_nb report {report.report_id} · {report.benchmark.key}",
         heading=title,

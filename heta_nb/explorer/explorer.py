@@ -14,6 +14,7 @@ from heta_nb.explorer.columns import STATUSES, Column
 from heta_nb.explorer.filters import Filtered, Filters, apply_filters, text_ranks
 from heta_nb.explorer.live import LiveRefresh
 from heta_nb.explorer.pairs import PairTable
+from heta_nb.explorer.review import ReviewMode
 from heta_nb.explorer.sources import Source, as_source
 from heta_nb.explorer.table import ReportTable
 
@@ -66,6 +67,8 @@ class Explorer:
         """The thread pushing to the widget (its own trait changes are not the user's)."""
         self._lock = threading.RLock()
         self._rebuilding = threading.Lock()
+        self.review = ReviewMode(self)
+        """Review mode (off until ``explorer.review.start(reviewer)``; :mod:`heta_nb.explorer.review`)."""
         self.refresh()
         self.live = LiveRefresh(self)
         """Refreshes the explorer when its source grows (a running evaluation)."""
@@ -416,18 +419,7 @@ class Explorer:
                     {"key": c.key, "label": c.label, "numeric": c.numeric, "metric": c.metric} for c in self.columns
                 ]
                 for name in _INPUTS:
-                    value = getattr(filters, name)
-                    setattr(
-                        widget,
-                        name,
-                        value
-                        if isinstance(value, bool)
-                        else ""
-                        if value is None
-                        else f"{value:g}"
-                        if isinstance(value, float)
-                        else str(value),
-                    )
+                    setattr(widget, name, _trait(getattr(filters, name)))
                 widget.system = self.system or ""
                 widget.report = getattr(self.source, "chosen", None) or ""
                 widget.page = self.page
@@ -435,6 +427,7 @@ class Explorer:
                 widget.selected = -1 if self._selected is None else int(self._selected)
                 widget.case = self.case_json()
                 widget.info = self.info()
+                self.review.push(widget)
         finally:
             self._pushing = None
 
@@ -469,6 +462,8 @@ class Explorer:
                 self.close()
             elif action == "reset":
                 self.reset()
+            elif isinstance(action, str) and action.startswith("review"):
+                self.review.message(content)
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             self._error = describe_error(exc)
             self._push()
@@ -492,3 +487,10 @@ class Explorer:
             + (f" ({filters})" if filters else "")
             + f", page {self.page + 1:,} of {self.pages:,}{opened}>"
         )
+
+
+def _trait(value: Any) -> Any:
+    """A filter's value as its widget trait (text; ``descending`` a bool)."""
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else value
+    return f"{value:g}" if isinstance(value, float) else str(value)

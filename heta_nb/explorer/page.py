@@ -15,6 +15,10 @@ statuses, labels and case panels are the kernel's own:
 * ``labels``, ``differing``, ``unstable`` (rows whose LLM judges disagreed across
   repeats), ``modes`` and the rest the filters read;
 * ``cases``: the case panel's data of every row (:mod:`heta_nb.explorer.case_data`).
+
+A report's payload also has ``review``: the report id and the sample its review mode
+proposes (:func:`heta_nb.reviews.review_sample`), ``[[case_id, mode], ...]``; the page keeps
+verdicts in the browser and offers them as a file for :func:`heta_nb.import_reviews`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from heta_nb.explorer.columns import STATUSES, number_cell
 from heta_nb.explorer.filters import text_ranks
 from heta_nb.explorer.pairs import PairTable
 from heta_nb.explorer.table import ReportTable
+from heta_nb.reviews import review_sample
 
 __all__ = [
     "PAGE_FORMAT",
@@ -176,11 +181,20 @@ def _expected(benchmark: Any, case_ids: Sequence[str], limits: CaseDataLimits) -
     return found
 
 
-def report_page_data(report: Any, limits: CaseDataLimits, benchmark: Any = None) -> dict[str, Any]:
-    """A report's explorer for a standalone page (see the module docstring)."""
+def report_page_data(
+    report: Any, limits: CaseDataLimits, benchmark: Any = None, *, review: int = 60, seed: int = 0
+) -> dict[str, Any]:
+    """A report's explorer for a standalone page (see the module docstring); ``review``: the
+    size of the sample its review mode proposes (``seed``: the sample's)."""
     classes, titles = _Classes(), _Classes()
     table = ReportTable(report, benchmark)
     data = table_page_data(table, classes, limits, titles)
+    sample: list[tuple[str, str]] = []
+    if table.n and review >= 1:
+        try:
+            sample = review_sample(report, review, seed=seed, benchmark=benchmark)
+        except OverflowError:  # (a score no float holds, e.g. a 400-digit integer: the page proposes none)
+            sample = []
     return {
         "format": PAGE_FORMAT,
         "kind": "report",
@@ -192,6 +206,7 @@ def report_page_data(report: Any, limits: CaseDataLimits, benchmark: Any = None)
         "titles": titles.names,
         "expected": _expected(benchmark, data["case_ids"], limits),
         "noun": "case results",
+        "review": {"report_id": str(report.report_id), "sample": [list(item) for item in sample]},
     }
 
 

@@ -28,12 +28,13 @@ def explorer_widget_class() -> Any:
     Traits the kernel sets: ``columns``, ``rows`` (the page: at most ``page_size`` rows of
     plain-text cells), ``info`` (counts, page, empty state, error), ``options`` (what the
     controls offer), ``case`` (the open case's panel data, :mod:`heta_nb.explorer.case_data`;
-    the browser builds the panel with ``textContent``) and ``selected``. Traits the browser
-    sets: ``search``, ``mode``, ``status``, ``label``, ``metric``, ``low``, ``high``,
-    ``quick``, ``system``, ``report``, ``sort``, ``descending``, ``page`` and ``column_layout``
-    (the columns shown, pinned and their order). Actions (open a row, next, previous,
-    close, reset) arrive as custom messages. A standalone page runs the same ES module on
-    ``assets/engine.js``'s model instead (:mod:`heta_nb.explorer.page`).
+    the browser builds the panel with ``textContent``), ``selected`` and ``review`` (review
+    mode's state: :mod:`heta_nb.explorer.review`). Traits the browser sets: ``search``,
+    ``mode``, ``status``, ``label``, ``metric``, ``low``, ``high``, ``quick``, ``system``,
+    ``report``, ``sort``, ``descending``, ``page`` and ``column_layout`` (the columns shown,
+    pinned and their order). Actions (open a row, next, previous, close, reset; review
+    mode's start, verdict, next and stop) arrive as custom messages. A standalone page runs
+    the same ES module on ``assets/engine.js``'s model instead (:mod:`heta_nb.explorer.page`).
     """
     global _CLASS
     if _CLASS is not None:
@@ -60,6 +61,7 @@ def explorer_widget_class() -> Any:
         case = t.Dict(allow_none=True, default_value=None).tag(sync=True)
         selected = t.Int(-1).tag(sync=True)
         column_layout = t.Dict().tag(sync=True)  # (not ``layout``: every DOMWidget's Layout)
+        review = t.Dict().tag(sync=True)
 
         search = t.Unicode("").tag(sync=True)
         mode = t.Unicode("").tag(sync=True)

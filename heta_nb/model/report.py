@@ -460,10 +460,13 @@ class EvaluationReport(RichDisplay, Record):
         return frame
 
     def reviews(self, *, store: Any = None, path: Any = None, history: bool = False) -> pd.DataFrame:
-        """The human reviews of this report (kept beside it, never in it): each reviewer's last verdict
-        per case result, or every one with ``history=True``; see :func:`heta_nb.reviews.reviews_frame`."""
+        """This report's human reviews (beside it, never in it); see :func:`heta_nb.reviews.reviews_frame`."""
         frame: pd.DataFrame = view("reviews")(self, store=store, path=path, history=history)
         return frame
+
+    def review(self, reviewer: str, **options: Any) -> Any:
+        """Review its cases in the explorer, keyboard first; see :func:`heta_nb.explorer.review`."""
+        return view("review")(self, reviewer, **options)
 
     def explore(self, *, benchmark: Any = None, **filters: Any) -> Any:
         """Search, filter, sort and open this report's cases in a widget (an

@@ -2,7 +2,7 @@
 
 A report users hold offers conveniences whose work lives in higher layers:
 ``report.cases_frame()`` (and ``scores_frame``, ``summary_frame``, ``to_arrow``, ``to_parquet``)
-in :mod:`heta_nb.tables`, ``report.explore()`` in :mod:`heta_nb.explorer`, and every record's
+in :mod:`heta_nb.tables`, ``report.explore()`` and ``report.review()`` in :mod:`heta_nb.explorer`, and every record's
 ``_repr_mimebundle_`` / ``_repr_html_`` in :mod:`heta_nb.render`. Those packages import the
 model, so an ``import`` of them from the model, even inside a method, closes one import
 cycle through every layer between (runner, store, comparison...). Here the model names them
@@ -27,6 +27,7 @@ VIEWS: Mapping[str, str] = MappingProxyType(
         "scores_frame": "heta_nb.tables:scores_frame",
         "summary_frame": "heta_nb.tables:summary_frame",
         "explore": "heta_nb.explorer:explore",
+        "review": "heta_nb.explorer:review",
         "reviews": "heta_nb.reviews:reviews_frame",
         "to_arrow": "heta_nb.tables.arrow:to_arrow",
         "to_parquet": "heta_nb.tables.arrow:to_parquet",

@@ -289,3 +289,119 @@ def test_the_judges_disagree_filter_and_judge_blocks_read_alike(engine_page) -> 
     assert refused == [{"quick": "regressions"}]
     assert any("j" in c["data"] for entry in page for c in entry["cases"])
     assert engine_page.errors == []
+
+
+REVIEW_STEPS: list[dict[str, Any]] = [
+    {"action": "review_verdict", "case_id": "?", "verdict": "correct", "note": "fine"},  # not started: refused
+    {"action": "review_start", "reviewer": "../ana"},  # not a file name: refused
+    {"action": "review_start", "reviewer": " ana ", "blind": False},
+    {"action": "review_verdict", "verdict": "correct", "note": "  right  "},
+    {"action": "review_verdict", "verdict": "partly"},
+    {"action": "next"},  # j: a case outside the sample (or not): still reviewable
+    {"action": "review_verdict", "verdict": "wrong", "advance": False},
+    {"action": "review_verdict", "verdict": "great"},
+    {"action": "review_verdict", "verdict": 1.5},
+    {"action": "review_verdict", "verdict": "skip", "note": 7},
+    {"action": "review_verdict", "case_id": "no-such-case", "verdict": "skip"},
+    {"set": {"search": "zzzz nothing"}},
+    {"action": "review_next"},  # the filter hiding the next case is cleared
+    {"set": {"metric": "beir_ndcg@5", "low": "0.3"}},
+    {"action": "review_start", "reviewer": "ana", "blind": True},  # blind: the score filter goes
+    {"action": "review_verdict", "verdict": "skip", "note": "no idea"},
+    {"action": "previous"},
+    {"action": "review_verdict", "verdict": 0.25},
+    {"action": "review_stop"},
+    {"action": "review_bogus"},
+]
+
+
+def _review_steps_on_page(tab: Any, payload: dict[str, Any]) -> list[Any]:
+    return tab.evaluate(
+        """([payload, steps]) => {
+          const model = new window.HetaPageModel(payload, { hash: false });
+          const out = [];
+          for (const step of steps) {
+            if (step.set) {
+              for (const [name, value] of Object.entries(step.set)) model.set(name, value);
+              model.save_changes();
+            } else {
+              const c = model.get("case");
+              const message = Object.assign({}, step);
+              if (message.case_id === undefined && c) { message.case_id = c.id; message.mode = c.mode; }
+              else if (message.case_id !== undefined && message.mode === undefined) message.mode = c ? c.mode : "";
+              model.send(message);
+            }
+            out.push({ review: model.get("review"), info: model.get("info"), columns: model.get("columns"),
+                       rows: model.get("rows"), case: model.get("case"), options: model.get("options") });
+          }
+          return out;
+        }""",
+        [payload, REVIEW_STEPS],
+    )
+
+
+def _review_steps_in_kernel(explorer: Explorer) -> list[Any]:
+    widget = explorer.widget
+    out = []
+    for step in REVIEW_STEPS:
+        if "set" in step:
+            for name, value in step["set"].items():
+                setattr(widget, name, value)
+        else:
+            message = dict(step)
+            case = widget.case
+            if "case_id" not in message and case:
+                message.update(case_id=case["id"], mode=case["mode"])
+            elif "case_id" in message and "mode" not in message:
+                message["mode"] = case["mode"] if case else ""
+            widget._handle_custom_msg(message, [])
+        out.append(
+            {
+                "review": widget.review,
+                "info": widget.info,
+                "columns": widget.columns,
+                "rows": widget.rows,
+                "case": widget.case,
+                "options": widget.options,
+            }
+        )
+    return out
+
+
+def test_review_mode_reads_alike_in_the_page_and_the_kernel(engine_page, tmp_path) -> None:
+    """The same review steps (start, verdicts, bad ones, next, blind, stop) give the same review state,
+    progress, rows, columns, counts and open case (blind: no score in either) from both sources."""
+    from heta_nb.reviews import review_log
+
+    report = synthetic_report(60, seed=12, error_rate=0.05, report_id="parity")
+    benchmark = _benchmark(report)
+    payload = _plain(report_page_data(report, OPEN_CASE_LIMITS, benchmark))
+    review_log(report, path=tmp_path)
+    kernel = _plain(_review_steps_in_kernel(Explorer(report, benchmark=benchmark)))
+    page = _review_steps_on_page(engine_page, payload)
+    assert len(kernel) == len(page) == len(REVIEW_STEPS)
+    for step, mine, theirs in zip(REVIEW_STEPS, page, kernel):
+        where = f"after {step}"
+        for side in (mine, theirs):
+            side["review"].pop("where", None)
+            side["review"].pop("download", None)
+            side["options"].pop("reports", None)
+            side["options"].pop("label_note", None)
+        assert mine["review"] == theirs["review"], f"{where}: {_first_difference(mine['review'], theirs['review'])}"
+        for key in ("info", "columns", "rows", "case"):
+            if key == "info":
+                assert {k: mine[key][k] for k in ("count_text", "matched", "case_text", "error")} == {
+                    k: theirs[key][k] for k in ("count_text", "matched", "case_text", "error")
+                }, where
+            else:
+                assert mine[key] == theirs[key], f"{where}: {key} {_first_difference(mine[key], theirs[key])}"
+        for key in ("statuses", "metrics", "quick"):
+            assert mine["options"][key] == theirs["options"][key], f"{where}: options {key}"
+    blind = kernel[REVIEW_STEPS.index({"action": "review_start", "reviewer": "ana", "blind": True})]
+    assert blind["review"]["blind"] is True and "s" not in blind["case"]["data"]
+    assert [c["key"] for c in blind["columns"]] == ["row", "case_id", "query_mode", "query", "answer"]
+    assert kernel[-2]["review"]["on"] is False and kernel[-1]["review"]["error"].startswith("review: unknown action")
+    stored = review_log(report, path=tmp_path).history()
+    assert [r.verdict for r in stored] == ["correct", "partly", "wrong", "skip", 0.25]
+    assert stored[0].note == "right" and stored[3].blind is True
+    assert engine_page.errors == []

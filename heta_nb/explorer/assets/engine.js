@@ -3,6 +3,9 @@
 // PageModel has the anywidget model's interface (get / set / save_changes / on / send), so the
 // one UI (explorer.js) runs on it unchanged. The page's state lives in the URL hash (a link
 // reopens a case). Untrusted keys (case ids, metric and label names) are looked up in Maps only.
+// Review mode (PageReview) is heta_nb/explorer/review.py's in the page: verdicts are kept in the page
+// and in localStorage (keyed by the report id: a reload keeps them), and downloaded as the file
+// heta_nb.import_reviews reads (a Blob: no network).
 
 const PAGE_SIZE = 50;
 const TERMS = /"([^"]*)"|(\S+)/g;
@@ -32,6 +35,111 @@ function parseBound(name, text) {
 
 function numberText(value) {
   return Number.isInteger(value) ? String(value) : String(Math.round(value * 1e6) / 1e6);
+}
+
+// -- review mode ---------------------------------------------------------------------------------
+
+const VERDICT_NAMES = ["correct", "partly", "wrong", "skip"];
+const BLIND_COLUMNS = new Set(["row", "case_id", "query_mode", "query", "answer"]);
+const BLIND_KEYS = ["q", "x", "a", "r", "rn", "c", "e"];
+const MAX_NOTE_CHARS = 4000;
+const REVIEW_STORAGE = "heta_nb.reviews.";
+
+// a report case's panel data without any score (review.py's blind_case)
+export function blindCase(c) {
+  if (!c || c.kind !== "report") return c;
+  const d = c.data || {}, kept = {};
+  for (const key of BLIND_KEYS) if (Object.prototype.hasOwnProperty.call(d, key)) kept[key] = d[key];
+  if (kept.r) kept.r = kept.r.map((r) => [r[0], "", "", r[3], r[4]]);
+  return Object.assign({}, c, { data: kept });
+}
+
+function quoted(text) { return "'" + String(text) + "'"; }
+
+// the reviewer's name, refused as heta_nb.store.names.safe_slug refuses it (Python checks again on import)
+function reviewerName(name) {
+  if (typeof name !== "string" || !name.trim()) throw new Error("reviewer: give your name (it names your reviews file)");
+  const slug = name.trim().toLowerCase().split(/\s+/).join("_");
+  if (slug === "." || slug === "..") throw new Error("reviewer " + quoted(name) + " is not allowed: it would escape or alias its folder");
+  for (const char of ["/", "\\"]) {
+    if (slug.indexOf(char) >= 0) throw new Error("reviewer " + quoted(name) + " contains " + quoted(char) + ", which would nest or escape the store layout");
+  }
+  if (/[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]/.test(slug)) throw new Error("reviewer " + quoted(name) + " contains a control character");
+  if (slug.normalize("NFC") !== slug) throw new Error("reviewer " + quoted(name) + " is not in Unicode normalization form NFC");
+  if (slug.length > 128 || new TextEncoder().encode(slug).length > 255) throw new Error("reviewer " + quoted(name) + " is too long for a file name");
+  return name.trim();
+}
+
+// a verdict as stored (heta_nb.reviews.verdict_value): a name, or a number in [0, 1]
+function verdictOf(verdict) {
+  if (typeof verdict === "string" && VERDICT_NAMES.indexOf(verdict.trim().toLowerCase()) >= 0) return verdict.trim().toLowerCase();
+  if (typeof verdict === "number" && isFinite(verdict) && verdict >= 0 && verdict <= 1) return verdict;
+  const shown = typeof verdict === "string" ? quoted(verdict) : String(verdict);
+  throw new Error("verdict: " + shown + " is not a verdict (correct, partly, wrong, skip, or a number in [0, 1])");
+}
+
+function noteOf(note) {
+  if (note === null || note === undefined) return null;
+  if (typeof note !== "string") throw new Error("note: expected text");
+  if (note.length > MAX_NOTE_CHARS) {
+    throw new Error("note: at most " + MAX_NOTE_CHARS.toLocaleString("en-US") + " characters (this one has " + note.length.toLocaleString("en-US") + ")");
+  }
+  return note.trim() || null;
+}
+
+function reviewKey(caseId, mode) { return caseId + "\u0000" + mode; }
+
+class PageReview {
+  constructor(spec) {
+    this.reportId = String(spec.report_id);
+    this.sample = (spec.sample || []).map((item) => [String(item[0]), String(item[1])]);
+    this.on = false;
+    this.reviewer = "";
+    this.blind = false;
+    this.error = "";
+    this.history = [];  // every verdict given in this browser, oldest first
+    this.latest = new Map();  // case key -> Map(reviewer -> review): each reviewer's last verdict
+    this.load();
+  }
+  load() {
+    let saved = null;
+    try { saved = JSON.parse(window.localStorage.getItem(REVIEW_STORAGE + this.reportId) || "null"); } catch (e) { saved = null; }
+    if (!saved || typeof saved !== "object") return;
+    for (const r of Array.isArray(saved.reviews) ? saved.reviews : []) {
+      if (!r || typeof r.case_id !== "string" || typeof r.query_mode !== "string" || typeof r.reviewer !== "string") continue;
+      try { verdictOf(r.verdict); } catch (e) { continue; }
+      this.remember(r);
+    }
+    const active = saved.active;
+    if (active && typeof active.reviewer === "string") {
+      try { this.reviewer = reviewerName(active.reviewer); this.blind = active.blind === true; this.on = active.on === true; } catch (e) { this.on = false; }
+    }
+  }
+  save() {
+    const text = JSON.stringify({ reviews: this.history, active: this.reviewer ? { reviewer: this.reviewer, blind: this.blind, on: this.on } : null });
+    try { window.localStorage.setItem(REVIEW_STORAGE + this.reportId, text); this.unsaved = false; } catch (e) { this.unsaved = true; }
+  }
+  remember(r) {
+    const clean = { case_id: r.case_id, query_mode: r.query_mode, reviewer: r.reviewer, verdict: r.verdict,
+      note: typeof r.note === "string" && r.note ? r.note : null, blind: r.blind === true, at: String(r.at || "") };
+    this.history.push(clean);
+    const key = reviewKey(clean.case_id, clean.query_mode);
+    if (!this.latest.has(key)) this.latest.set(key, new Map());
+    this.latest.get(key).set(clean.reviewer, clean);
+  }
+  has(item) { const by = this.latest.get(reviewKey(item[0], item[1])); return !!by && by.has(this.reviewer); }
+  done() { let n = 0; for (const item of this.sample) if (this.has(item)) n++; return n; }
+  // the reviewer's last verdict per case: the file heta_nb.import_reviews reads
+  file() {
+    const mine = new Map();
+    for (const r of this.history) {
+      if (r.reviewer !== this.reviewer) continue;
+      const key = reviewKey(r.case_id, r.query_mode);
+      mine.delete(key);  // (in the order of the verdicts that stand)
+      mine.set(key, r);
+    }
+    return { reviews: Array.from(mine.values()) };
+  }
 }
 
 class Table {
@@ -118,7 +226,9 @@ export class PageModel {
     this.selected = null;
     this.rows = [];
     this.error = this.filterError = this.actionError = "";
+    this.review = page.kind === "report" && page.review ? new PageReview(page.review) : null;
     if (this.useHash) this.readHash();
+    if (this.review && this.review.on && this.review.blind) this.resetFilters();  // (a reload in blind review)
     this.compute();
     if (this.useHash) window.addEventListener("hashchange", () => { this.readHash(); this.compute(); this.emitAll(); });
   }
@@ -155,9 +265,8 @@ export class PageModel {
       else if (action === "next") this.step(1);
       else if (action === "previous") this.step(-1);
       else if (action === "close") this.selected = null;
-      else if (action === "reset") {
-        Object.assign(this.state, { search: "", mode: "", status: "", label: "", metric: "", low: "", high: "", quick: "", sort: "", descending: false, page: 0 });
-      }
+      else if (action === "reset") this.resetFilters();
+      else if (typeof action === "string" && action.indexOf("review") === 0) this.reviewAction(message);
       this.actionError = "";
     } catch (err) {
       this.actionError = String(err && err.message ? err.message : err);
@@ -167,8 +276,8 @@ export class PageModel {
     this.writeHash();
   }
   emitAll() {
-    const names = ["options", "columns", "rows", "info", "case", "selected", "column_layout", "search", "mode", "status", "label", "metric",
-      "low", "high", "quick", "sort", "descending", "page", "system"];
+    const names = ["options", "columns", "rows", "info", "case", "selected", "review", "column_layout", "search", "mode", "status", "label",
+      "metric", "low", "high", "quick", "sort", "descending", "page", "system"];
     const seen = new Set();
     for (const name of names) {
       for (const handler of this.handlers.get("change:" + name) || []) {
@@ -284,6 +393,127 @@ export class PageModel {
     this.outputs.selected = this.selected === null ? -1 : this.selected;
     this.outputs.case = this.selected === null ? null : this.caseOf(t, this.selected);
     this.outputs.info = this.info(t, pages);
+    this.outputs.review = this.reviewState(t);
+    if (this.outputs.review.on && this.outputs.review.blind) this.blindOutputs(t);
+  }
+  resetFilters() {
+    Object.assign(this.state, { search: "", mode: "", status: "", label: "", metric: "", low: "", high: "", quick: "", sort: "", descending: false, page: 0 });
+  }
+
+  // -- review mode (review.py's ReviewMode, in the page) ----------------------------------------
+  reviewRows(t) {
+    if (this.reviewTable !== t) {
+      this.reviewTable = t;
+      this.reviewRowOf = new Map();
+      if (t.kind === "report") for (let row = 0; row < t.n; row++) this.reviewRowOf.set(reviewKey(String(t.caseIds[row]), t.modeOf(row)), row);
+    }
+    return this.reviewRowOf;
+  }
+  reviewState(t) {
+    const review = this.review;
+    if (!review || t.kind !== "report") return { available: false, on: false, error: "", reviews: [] };
+    const c = this.outputs.case;
+    const here = c && c.kind === "report" ? review.latest.get(reviewKey(c.id, c.mode)) || new Map() : new Map();
+    const byName = (a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+    const text = (v) => (typeof v === "number" ? String(v) : v);
+    if (!review.reviewer) {  // (never started in this browser)
+      return { available: true, on: false, error: review.error, reviews: Array.from(here.entries()).sort(byName).map((e) => [e[0], text(e[1].verdict), e[1].note || ""]) };
+    }
+    const rows = this.reviewRows(t);
+    const own = here.get(review.reviewer);
+    const blind = review.on && review.blind;
+    const done = review.done(), total = review.sample.length;
+    const sample = [], reviewed = [];
+    for (const item of review.sample) { const row = rows.get(reviewKey(item[0], item[1])); if (row !== undefined) sample.push(row); }
+    for (const [key, by] of review.latest) if (by.has(review.reviewer) && rows.has(key)) reviewed.push(rows.get(key));
+    reviewed.sort((a, b) => a - b);
+    const shown = Array.from(here.entries()).filter((e) => !blind || e[0] === review.reviewer).sort(byName);
+    return {
+      available: true, on: review.on, reviewer: review.reviewer, blind: blind, done: done, total: total,
+      progress_text: done.toLocaleString("en-US") + " of " + total.toLocaleString("en-US") + " reviewed",
+      complete: total > 0 && done === total, sample: sample, reviewed: reviewed,
+      mine: own ? { verdict: text(own.verdict), note: own.note || "" } : null,
+      reviews: shown.map((e) => [e[0], text(e[1].verdict), e[1].note || ""]),
+      error: review.error,
+      where: review.reviewer ? (review.unsaved ? "kept in this page only (this browser keeps no local storage for it): " : "kept in this browser: ") +
+        "Download reviews gives the file heta_nb.import_reviews reads" : "",
+      download: true,
+    };
+  }
+  // blind review: no status, metric or latency column, no status counts or score filters, no score in the case
+  blindOutputs(t) {
+    const keep = [];
+    t.columns.forEach((c, k) => { if (BLIND_COLUMNS.has(c.key)) keep.push(k); });
+    this.outputs.columns = keep.map((k) => t.columns[k]);
+    this.outputs.rows = this.outputs.rows.map((r) => ({ row: r.row, cells: keep.map((k) => r.cells[k]) }));
+    this.outputs.case = blindCase(this.outputs.case);
+    const info = this.outputs.info;
+    this.outputs.info = Object.assign({}, info, { count_text: info.matched.toLocaleString("en-US") + " of " + info.total.toLocaleString("en-US") + " match" });
+    this.outputs.options = Object.assign({}, this.outputs.options, { statuses: [], metrics: [], quick: [] });
+  }
+  reviewAction(message) {
+    const review = this.review;
+    const t = this.table();
+    if (!review || t.kind !== "report") throw new Error("review: only a report's case results can be reviewed (explore a report)");
+    try {
+      const action = message.action;
+      if (action === "review_start") {
+        const name = reviewerName(message.reviewer);
+        Object.assign(review, { reviewer: name, blind: message.blind === true, on: true, error: "" });
+        review.save();
+        if (review.blind) this.resetFilters();
+        this.compute();
+        this.reviewNext(t, undefined, true);
+      } else if (action === "review_verdict") {
+        if (!review.on) throw new Error("review: start review mode first (the Review button, or report.review(...))");
+        const caseId = message.case_id, mode = message.mode;
+        if (typeof caseId !== "string" || typeof mode !== "string" || !this.reviewRows(t).has(reviewKey(caseId, mode))) {
+          throw new Error("review: report " + quoted(review.reportId) + " has no case " + quoted(caseId) + " in mode " + quoted(mode));
+        }
+        const verdict = verdictOf(message.verdict);
+        const note = noteOf(message.note);
+        review.remember({ case_id: caseId, query_mode: mode, reviewer: review.reviewer, verdict: verdict, note: note, blind: review.blind, at: new Date().toISOString() });
+        review.save();
+        review.error = "";
+        if (message.advance !== false) this.reviewNext(t, reviewKey(caseId, mode));
+      } else if (action === "review_next") this.reviewNext(t);
+      else if (action === "review_stop") { review.on = false; review.error = ""; review.save(); }
+      else if (action === "review_download") this.download(review);
+      else throw new Error("review: unknown action " + quoted(action));
+    } catch (err) {
+      review.error = String(err && err.message ? err.message : err);
+    }
+  }
+  // the sample's next case without the reviewer's verdict after `after` (default: the open case; `here`:
+  // from it on); filters hiding it are cleared
+  reviewNext(t, after, here) {
+    const review = this.review, rows = this.reviewRows(t);
+    const opened = after !== undefined ? after : this.selected === null ? null : reviewKey(String(t.caseIds[this.selected]), t.modeOf(this.selected));
+    const found = opened === null ? -1 : review.sample.findIndex((item) => reviewKey(item[0], item[1]) === opened);
+    const at = found < 0 ? -1 : here ? found - 1 : found;
+    const order = review.sample.slice(at + 1).concat(review.sample.slice(0, at + 1));
+    const item = order.find((i) => rows.has(reviewKey(i[0], i[1])) && !review.has(i));
+    if (!item) return false;
+    const row = rows.get(reviewKey(item[0], item[1]));
+    if (this.rows.indexOf(row) < 0) { this.resetFilters(); this.compute(); }
+    this.openRow(row);
+    return true;
+  }
+  download(review) {
+    if (!review.reviewer) throw new Error("review: start review mode first (the Review button)");
+    const file = review.file();
+    if (!file.reviews.length) throw new Error("review: no verdict of " + quoted(review.reviewer) + " to download yet");
+    const blob = new Blob([JSON.stringify(file, null, 1) + "\n"], { type: "application/json" });
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement("a");
+    const safe = (text) => String(text).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
+    link.href = url;
+    link.download = "reviews-" + safe(review.reportId) + "-" + safe(review.reviewer) + ".json";
+    link.hidden = true;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 30000);
   }
   sorted(t, rows, key, descending) {
     const values = t.sortValues(key);
@@ -435,5 +665,32 @@ export function mountAll(render) {
     box.hidden = false;
     for (const note of document.querySelectorAll(".hx-needs-js")) note.hidden = true;
     render({ model: model, el: box });
+    blindPage(model, box);
   }
+}
+
+// Blind review on a page: every part of the page around the explorer (the static report, its
+// figures, its manifests) leaves the document while it lasts, so no score is on screen or in the DOM.
+function blindPage(model, box) {
+  const section = box.closest("section") || box;
+  const parent = section.parentNode;
+  let away = null;
+  const update = () => {
+    const review = model.get("review") || {};
+    const blind = !!(review.on && review.blind);
+    if (blind && !away && parent) {
+      away = [];
+      for (const node of Array.from(parent.children)) {
+        if (node === section || node.tagName === "HEADER") continue;
+        const mark = document.createComment(" hidden during blind review ");
+        parent.replaceChild(mark, node);
+        away.push([mark, node]);
+      }
+    } else if (!blind && away) {
+      for (const [mark, node] of away) if (mark.parentNode) mark.parentNode.replaceChild(node, mark);
+      away = null;
+    }
+  };
+  model.on("change:review", update);
+  update();
 }

@@ -5,10 +5,16 @@
 // the anywidget model (the kernel filters, sorts and pages: 100k cases stay fast); in a
 // standalone page it is engine.js's PageModel over the embedded JSON. Every untrusted text is
 // written with textContent; no key from the data is looked up on a plain object; no libraries,
-// no network.
+// no network. Review mode (heta_nb/explorer/review.py) is the same UI over the model's `review`
+// state: a verdict per case from the keyboard, the progress, and blind review, where the model
+// sends no score at all (and the panel draws none).
 
 const INPUTS = ["search", "mode", "status", "label", "metric", "low", "high", "quick", "system", "report"];
 const KEYS = "j/k or ↓/↑: next/previous case · n/p: page · /: search · Esc: close";
+const REVIEW_HELP = "1 or c: correct · 2 or p: partly · 3 or w: wrong · s: skip · n: note · j/k: next/previous case · Esc: close";
+// a key -> its verdict (a Map: e.key is the browser's, never looked up on a plain object)
+const REVIEW_KEYS = new Map([["1", "correct"], ["c", "correct"], ["2", "partly"], ["p", "partly"], ["3", "wrong"], ["w", "wrong"], ["s", "skip"]]);
+const REVIEW_BUTTONS = [["correct", "✓ Correct", "1 c"], ["partly", "◐ Partly", "2 p"], ["wrong", "✗ Wrong", "3 w"], ["skip", "Skip", "s"]];
 
 function h(tag, attrs, children) {
   const node = document.createElement(tag);
@@ -136,16 +142,17 @@ function scoresTable(scores) {
 function chunkList(results, total, unjudgedWhy, notes) {
   const list = h("ol", { class: "hx-chunks", "data-testid": "hx-chunks" });
   (results || []).forEach((r, k) => {
-    const [label, cls] = mark(r[2]);
+    const blind = r[2] === "";  // blind review: no relevance mark, no retrieval score
+    const [label, cls] = blind ? ["", ""] : mark(r[2]);
     const why = r[5] || (r[2] === "u" ? unjudgedWhy || NO_JUDGEMENTS : "");
     const judged = notes ? notes.get(k + 1) : undefined;
     const cited = judged && judged.some((n) => n.claim);
     list.appendChild(h("li", { class: "hx-chunk " + cls + (cited ? " hx-cited" : ""), "data-rank": String(k + 1) }, [
       h("div", { class: "hx-chunk-head" }, [
         h("span", { class: "hx-rank", text: String(k + 1) }),
-        h("span", { class: "hx-mark " + cls, text: label, title: why }),
+        blind ? null : h("span", { class: "hx-mark " + cls, text: label, title: why }),
         h("span", { class: "hx-src", text: r[3] || "" }),
-        h("span", { class: "hx-muted", text: "score " + r[1] }),
+        r[1] === "" ? null : h("span", { class: "hx-muted", text: "score " + r[1] }),
         h("code", { class: "hx-chunk-id", text: r[0] }),
       ]),
       judged ? h("div", { class: "hx-jnotes", "data-testid": "hx-jnotes" }, judged.map((n) => h("span", { class: "hx-verdict " + n.cls, text: n.text, title: n.title }))) : null,
@@ -330,21 +337,23 @@ function linkJudges(panel) {
   });
 }
 
-function reportPanel(c) {
+// blind: the query, expected answers, answer, error, results and citations only (the model
+// sent nothing else either): no status badge, facts, scores or judges
+function reportPanel(c, blind) {
   const d = c.data || {};
-  const panel = h("div", { class: "hx-case", "data-testid": "hx-case" });
+  const panel = h("div", { class: "hx-case" + (blind ? " hx-blind" : ""), "data-testid": "hx-case" });
   panel.appendChild(h("div", { class: "hx-case-head" }, [
     h("span", { class: "hx-case-title", text: "Case " + c.id + (c.mode ? " · " + c.mode : "") }),
-    h("span", { class: "hx-badge " + (d.e ? "hx-bad" : "hx-ok"), text: d.e ? "✗ " + d.e[0] : "✓ ok" }),
-    h("span", { class: "hx-muted", text: factsText(d.f) }),
+    blind ? null : h("span", { class: "hx-badge " + (d.e ? "hx-bad" : "hx-ok"), text: d.e ? "✗ " + d.e[0] : "✓ ok" }),
+    blind ? null : h("span", { class: "hx-muted", text: factsText(d.f) }),
   ]));
   panel.appendChild(block("Query", h("div", { class: "hx-text hx-query", text: d.q })));
   const left = h("div", { class: "hx-col" }, [expectedBlock(d.x)]);
   if ("a" in d) left.appendChild(answerBlock(d));
   if (d.e) left.appendChild(errorBlock(d.e));
-  const right = h("div", { class: "hx-col" }, [block("Scores", scoresTable(d.s))]);
-  panel.appendChild(h("div", { class: "hx-grid" }, [left, right]));
-  const judges = d.j || [];
+  if (blind) panel.appendChild(left);
+  else panel.appendChild(h("div", { class: "hx-grid" }, [left, h("div", { class: "hx-col" }, [block("Scores", scoresTable(d.s))])]));
+  const judges = blind ? [] : d.j || [];
   if (judges.length) panel.appendChild(judgesBlock(judges, (d.r || []).length));
   const notes = judges.length ? judgeNotes(judges) : null;
   if ("r" in d) panel.appendChild(block("Retrieved · " + d.rn + judgedCounts(d.r, d.rn), chunkList(d.r, d.rn, d.uw, notes)));
@@ -382,6 +391,21 @@ function pairPanel(c) {
   });
   panel.appendChild(sides);
   return panel;
+}
+
+// every reviewer's last verdict on the open case: "ana: partly — a note"
+const REVIEW_CLASSES = new Map([["correct", "hx-v-ok"], ["partly", "hx-v-warn"], ["wrong", "hx-v-bad"], ["skip", "hx-v-none"]]);
+
+function reviewsList(reviews) {
+  const list = h("ul", { class: "hx-reviews", "data-testid": "hx-reviews", "aria-label": "reviews" });
+  for (const r of reviews) {
+    list.appendChild(h("li", { class: "hx-review-line", "data-testid": "hx-review-line" }, [
+      h("span", { class: "hx-review-name", text: r[0] }), ": ",
+      h("span", { class: "hx-verdict " + (REVIEW_CLASSES.get(r[1]) || "hx-v-none"), text: r[1] }),
+      r[2] ? h("span", { class: "hx-text hx-review-note-text", text: " — " + r[2] }) : null,
+    ]));
+  }
+  return list;
 }
 
 // a plain table's row (a leaderboard's cell): every column, label and value
@@ -425,14 +449,46 @@ function render({ model, el }) {
   const error = h("div", { class: "hx-error", role: "alert", hidden: true });
   const help = h("div", { class: "hx-help", text: "Click a row to open it · " + KEYS });
 
+  // review mode: the Review button asks for a name (and blind or not); the bar says how far it is
+  const reviewButton = h("button", { type: "button", class: "hx-review-btn", text: "Review…", hidden: true, "aria-expanded": "false",
+    title: "review the cases: a verdict per case, keyboard first, on a proposed sample" });
+  const reviewerInput = h("input", { type: "text", class: "hx-reviewer", placeholder: "your name", "aria-label": "reviewer name", maxlength: "128", autocomplete: "off", spellcheck: "false" });
+  const blindBox = h("input", { type: "checkbox", class: "hx-blind-box", "aria-label": "blind review" });
+  const startButton = h("button", { type: "button", class: "hx-review-go", text: "Start reviewing" });
+  const startForm = h("div", { class: "hx-review-start", "data-testid": "hx-review-start", role: "group", "aria-label": "start reviewing", hidden: true }, [
+    h("label", { class: "hx-field" }, [h("span", { text: "Reviewer" }), reviewerInput]),
+    h("label", { class: "hx-field hx-check" }, [blindBox, h("span", { text: "blind: hide scores and judges" })]),
+    startButton,
+    h("button", { type: "button", class: "hx-review-cancel", text: "Cancel", on: { click: () => toggleStart(false) } }),
+    h("span", { class: "hx-muted hx-review-about", text: "a proposed sample of cases opens one by one; your verdicts are kept under your name" }),
+  ]);
+  const reviewWho = h("span", { class: "hx-review-who", "data-testid": "hx-review-who" });
+  const reviewBlind = h("span", { class: "hx-badge hx-blind-badge", text: "blind", title: "no score, judge or metric is shown", hidden: true });
+  const reviewProgress = h("span", { class: "hx-review-progress", "data-testid": "hx-review-progress", role: "status" });
+  const reviewComplete = h("span", { class: "hx-badge hx-ok", text: "✓ sample done", hidden: true });
+  const reviewDownload = h("button", { type: "button", class: "hx-review-download", "data-testid": "hx-review-download", text: "Download reviews", hidden: true,
+    title: "a file of your verdicts for heta_nb.import_reviews", on: { click: () => send("review_download") } });
+  const reviewBar = h("div", { class: "hx-review-bar", "data-testid": "hx-review-bar", hidden: true }, [
+    h("span", { class: "hx-k", text: "Reviewing as" }), reviewWho, reviewBlind, reviewProgress, reviewComplete, h("span", { class: "hx-spacer" }),
+    h("button", { type: "button", class: "hx-review-next", text: "Next unreviewed ›", title: "the sample's next case without your verdict", on: { click: () => { send("review_next"); root.focus({ preventScroll: true }); } } }),
+    reviewDownload,
+    h("button", { type: "button", class: "hx-review-stop", text: "Stop reviewing", on: { click: () => send("review_stop") } }),
+  ]);
+  const reviewWhere = h("div", { class: "hx-muted hx-review-where", "data-testid": "hx-review-where", hidden: true });
+  const reviewError = h("div", { class: "hx-error hx-review-error", "data-testid": "hx-review-error", role: "alert", hidden: true });
+  // the note field lives across redraws (a redraw while typing keeps the text and the focus)
+  const noteInput = h("input", { type: "text", class: "hx-review-note", "data-testid": "hx-review-note", maxlength: "4000", autocomplete: "off",
+    placeholder: "note (n) · Enter: keep it with your verdict · Esc: leave", "aria-label": "review note" });
+  const noteState = h("span", { class: "hx-muted hx-note-state", "data-testid": "hx-note-state" });
+
   const field = (text, node) => h("label", { class: "hx-field" }, [h("span", { text: text }), node]);
   const fields = {};
   for (const name of ["report", "system", "mode", "status", "label"]) fields[name] = field(name, selects[name]);
   const rangeField = h("span", { class: "hx-range" }, [field("metric", selects.metric), low, h("span", { text: "–" }), high]);
   const controls = h("div", { class: "hx-controls" }, [search, fields.report, fields.system, fields.mode, fields.status, fields.label, rangeField, quick, reset,
-    h("span", { class: "hx-columns" }, [columnsButton, columnsMenu])]);
+    h("span", { class: "hx-columns" }, [columnsButton, columnsMenu]), reviewButton]);
   const pager = h("div", { class: "hx-pager" }, [count, h("span", { class: "hx-spacer" }), prev, pageText, next]);
-  root.append(title, controls, error, pager, scrollBox, empty, help);
+  root.append(title, controls, startForm, reviewBar, reviewWhere, reviewError, error, pager, scrollBox, empty, help);
   el.appendChild(root);
 
   // -- inputs -------------------------------------------------------------------------------
@@ -456,7 +512,10 @@ function render({ model, el }) {
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     let handled = true;
-    if (e.key === "j" || e.key === "ArrowDown") send("next");
+    const reviewing = reviewingCase();
+    if (reviewing && REVIEW_KEYS.has(e.key)) giveVerdict(REVIEW_KEYS.get(e.key), true);
+    else if (reviewing && e.key === "n") noteInput.focus();
+    else if (e.key === "j" || e.key === "ArrowDown") send("next");
     else if (e.key === "k" || e.key === "ArrowUp") send("previous");
     else if (e.key === "n" || e.key === "PageDown") { if (!next.disabled) set("page", model.get("page") + 1); }
     else if (e.key === "p" || e.key === "PageUp") { if (!prev.disabled) set("page", Math.max(0, model.get("page") - 1)); }
@@ -465,6 +524,99 @@ function render({ model, el }) {
     else handled = false;
     if (handled) { e.preventDefault(); e.stopPropagation(); }
   });
+
+  // -- review mode ------------------------------------------------------------------------------
+  let waiting = 0;  // when the last verdict was sent: one at a time (the kernel answers first)
+  let noteFor = null;  // the case the note field is about
+  let noteKept = null;  // a note kept with Enter for the verdict to come
+  const review = () => model.get("review") || {};
+  function reviewingCase() {
+    const c = model.get("case");
+    return !!(review().on && c && c.kind === "report");
+  }
+  function giveVerdict(verdict, advance) {
+    const c = model.get("case");
+    if (!c || c.kind !== "report" || Date.now() - waiting < 1500) return;
+    waiting = Date.now();
+    const note = noteInput.value.trim();
+    noteKept = null;
+    root.focus({ preventScroll: true });
+    send("review_verdict", { case_id: c.id, mode: c.mode, verdict: verdict, note: note, advance: advance });
+  }
+  function savedNote() {
+    const mine = review().mine;
+    return noteKept !== null ? noteKept : (mine && mine.note) || "";
+  }
+  noteInput.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter" && e.key !== "Escape") return;
+    e.preventDefault();
+    e.stopPropagation();
+    if (e.key === "Escape") {
+      noteInput.value = savedNote();
+    } else {
+      const mine = review().mine;
+      if (mine && REVIEW_CLASSES.has(mine.verdict)) giveVerdict(mine.verdict, false);  // your verdict stands, now with the note
+      else { noteKept = noteInput.value.trim(); noteState.textContent = noteKept ? "kept for your verdict" : ""; }
+    }
+    root.focus({ preventScroll: true });
+  });
+  function toggleStart(open) {
+    startForm.hidden = !open;
+    reviewButton.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) {
+      if (!reviewerInput.value) reviewerInput.value = review().reviewer || "";
+      reviewerInput.focus();
+    } else root.focus({ preventScroll: true });
+  }
+  function startReview() {
+    send("review_start", { reviewer: reviewerInput.value.trim(), blind: blindBox.checked });
+    if (review().on) root.focus({ preventScroll: true });
+  }
+  reviewButton.addEventListener("click", () => toggleStart(startForm.hidden));
+  startButton.addEventListener("click", startReview);
+  reviewerInput.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { e.preventDefault(); e.stopPropagation(); startReview(); }
+    else if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); toggleStart(false); }
+  });
+  function drawReview() {
+    const r = review();
+    reviewButton.hidden = !r.available || !!r.on;
+    if (r.on && !startForm.hidden) toggleStart(false);
+    reviewBar.hidden = !r.on;
+    reviewWho.textContent = r.reviewer || "";
+    reviewBlind.hidden = !r.blind;
+    reviewProgress.textContent = r.progress_text || "";
+    reviewComplete.hidden = !r.complete;
+    reviewDownload.hidden = !(r.on && r.download);
+    reviewWhere.hidden = !(r.on && r.where);
+    reviewWhere.textContent = r.on ? r.where || "" : "";
+    reviewError.hidden = !r.error;
+    reviewError.textContent = r.error || "";
+    help.textContent = r.on ? "Reviewing: open a case (or Next unreviewed) · " + REVIEW_HELP : "Click a row to open it · " + KEYS;
+    root.classList.toggle("hx-reviewing", !!r.on);
+  }
+  // your verdict on the open case (yours pre-selected), a note, and the others' verdicts
+  function verdictBar(c, r) {
+    const key = c.id + "\u0000" + c.mode;
+    if (noteFor !== key) {
+      noteFor = key;
+      noteKept = null;
+      noteState.textContent = "";
+      if (document.activeElement !== noteInput) noteInput.value = (r.mine && r.mine.note) || "";
+    }
+    const mine = r.mine ? r.mine.verdict : "";
+    const buttons = REVIEW_BUTTONS.map(([verdict, label, keys]) => h("button", {
+      type: "button", class: "hx-verdict-btn hx-vb-" + verdict + (mine === verdict ? " hx-on" : ""), "data-verdict": verdict,
+      "aria-pressed": mine === verdict ? "true" : "false", title: verdict + " (key " + keys.split(" ").join(" or ") + ")",
+      on: { click: () => giveVerdict(verdict, true) },
+    }, [label + " ", h("kbd", { text: keys })]));
+    const box = h("div", { class: "hx-review-box", "data-testid": "hx-review-box" }, [
+      h("div", { class: "hx-review-verdicts", role: "group", "aria-label": "your verdict" }, [h("span", { class: "hx-k", text: "Your verdict" })].concat(buttons)),
+      h("div", { class: "hx-review-noterow" }, [noteInput, noteState]),
+    ]);
+    if ((r.reviews || []).length) box.appendChild(reviewsList(r.reviews));
+    return box;
+  }
 
   // -- columns: shown, pinned, in order; the filtered or sorted metric always in view --------
   function layout() {
@@ -622,9 +774,12 @@ function render({ model, el }) {
     tbody.textContent = "";
     const selected = model.get("selected");
     const opened = model.get("case");
+    const r0 = review();
+    const sample = new Set(r0.on ? r0.sample || [] : []), reviewed = new Set(r0.on ? r0.reviewed || [] : []);
     for (const r of model.get("rows") || []) {
       const isOpen = r.row === selected;
-      const tr = h("tr", { class: "hx-row" + (isOpen ? " hx-selected" : ""), "data-row": String(r.row), tabindex: "-1" });
+      const marks = (sample.has(r.row) ? " hx-in-sample" : "") + (reviewed.has(r.row) ? " hx-reviewed" : "");
+      const tr = h("tr", { class: "hx-row" + (isOpen ? " hx-selected" : "") + marks, "data-row": String(r.row), tabindex: "-1" });
       for (const s of shown) {
         const cell = r.cells[s.index] || ["", "", ""];
         const cls = [cell[1] || "", s.pinned ? "hx-pinned" : "", s.focus ? "hx-focus" : ""].join(" ").trim();
@@ -636,7 +791,9 @@ function render({ model, el }) {
         const td = h("td", { colspan: String(Math.max(1, shown.length)), class: "hx-detail-cell" });
         const panel = h("div", { class: "hx-panel", "data-testid": "hx-panel" });
         panel.appendChild(panelBar());
-        panel.appendChild(opened.kind === "comparison" ? pairPanel(opened) : opened.kind === "table" ? rowPanel(opened) : reportPanel(opened));
+        if (opened.kind === "report" && r0.on) panel.appendChild(verdictBar(opened, r0));
+        else if (opened.kind === "report" && (r0.reviews || []).length) panel.appendChild(block("Reviews", reviewsList(r0.reviews)));
+        panel.appendChild(opened.kind === "comparison" ? pairPanel(opened) : opened.kind === "table" ? rowPanel(opened) : reportPanel(opened, !!(r0.on && r0.blind)));
         td.appendChild(panel);
         tbody.appendChild(h("tr", { class: "hx-detail" }, [td]));
       }
@@ -720,19 +877,26 @@ function render({ model, el }) {
     root.setAttribute("data-matching", String(info.matched || 0));
   }
 
+  // the open case's row in view; while reviewing, its whole panel too where it fits (else its top)
   function scrollToOpen() {
     const row = tbody.querySelector("tr.hx-selected");
-    if (row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
+    if (!row || !row.scrollIntoView) return;
+    const detail = review().on ? tbody.querySelector("tr.hx-detail") : null;
+    if (!detail) { row.scrollIntoView({ block: "nearest" }); return; }
+    const top = row.getBoundingClientRect().top, bottom = detail.getBoundingClientRect().bottom;
+    const view = document.documentElement.clientHeight || window.innerHeight;
+    if (top < 0 || bottom > view) row.scrollIntoView({ block: "start" });
   }
 
   model.on("change:options", drawOptions);
   for (const name of ["columns", "sort", "descending", "column_layout", "metric"]) model.on("change:" + name, () => { drawTable(); keepFocusInView(); if (!columnsMenu.hidden) drawMenu(); });
   model.on("change:rows", drawRows);
   model.on("change:selected", () => { drawRows(); scrollToOpen(); });
-  model.on("change:case", () => { drawRows(); scrollToOpen(); });
+  model.on("change:case", () => { waiting = 0; drawRows(); scrollToOpen(); });
   model.on("change:info", () => { drawInfo(); drawRows(); });
+  model.on("change:review", () => { waiting = 0; drawReview(); drawRows(); });
   for (const name of INPUTS) model.on("change:" + name, drawValues);
-  drawOptions(); drawTable(); drawInfo(); keepFocusInView();
+  drawOptions(); drawTable(); drawInfo(); drawReview(); keepFocusInView();
   if (model.get("case")) scrollToOpen();
   return () => { clearTimeout(timer); if (observer) observer.disconnect(); };
 }
