@@ -28,11 +28,15 @@ def _scaled(score: Mapping[str, Any]) -> float | None:
     value = score.get("value")
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)) and math.isfinite(value):
+    if isinstance(value, (int, float)):
         metadata = score.get("metadata")
         if isinstance(metadata, Mapping) and metadata.get("skipped") is True:
             return None
-        return min(1.0, max(0.0, float(value)))
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the float range
+            number = math.inf if value > 0 else -math.inf
+        return min(1.0, max(0.0, number)) if not math.isnan(number) else None
     return None
 
 
