@@ -15,7 +15,7 @@ from typing import Any
 from heta_nb.reviews.log import ReviewLog
 from heta_nb.store.names import report_prefix
 
-__all__ = ["review_log"]
+__all__ = ["placed_log", "review_log", "reviews_line"]
 
 _PLACED: dict[str, Path] = {}
 """report_id -> its reviews folder, as placed in this process."""
@@ -52,3 +52,25 @@ def review_log(report: Any, *, store: Any = None, path: str | os.PathLike[str] |
         )
     _PLACED[report_id] = folder
     return ReviewLog(folder, report_id)
+
+
+def placed_log(report: Any) -> ReviewLog | None:
+    """The reviews of ``report`` if they were placed in this process (a review, an import), else None."""
+    folder = _PLACED.get(str(getattr(report, "report_id", "")))
+    return ReviewLog(folder, str(report.report_id)) if folder is not None else None
+
+
+def reviews_line(report: Any) -> str:
+    """``"reviews: 60 case results by ana, bo (124 verdicts)"`` for a report whose reviews are known
+    in this process ("" otherwise): what the report's header and text repr say of them."""
+    log = placed_log(report)
+    if log is None:
+        return ""
+    history = log.history()
+    if not history:
+        return ""
+    latest = {(r.case_id, r.query_mode) for r in history}
+    reviewers = sorted({r.reviewer for r in history})
+    shown = ", ".join(reviewers[:5]) + (f" +{len(reviewers) - 5}" if len(reviewers) > 5 else "")
+    told = f"{len(history):,} verdicts; heta_nb.calibrate says which metrics people confirm"
+    return f"reviews: {len(latest):,} case results by {shown} ({told})"

@@ -149,3 +149,15 @@ def test_the_sample_is_stable_stratified_and_leans_towards_disagreement() -> Non
         weights[(result["case_id"], result["query_mode"])] = (max(values) - min(values)) if len(values) > 1 else 0.0
     picked = [weights[item] for item in first if item in weights]
     assert sum(picked) / len(picked) > sum(weights.values()) / len(weights)
+
+
+def test_the_reports_header_and_text_say_how_it_was_reviewed(stored: tuple[Any, Path]) -> None:
+    report, store = stored
+    first, second = report.raw["case_results"][:2]
+    log = review_log(report, store=store)
+    log.add(first["case_id"], first["query_mode"], "ana", "correct")
+    log.add(first["case_id"], first["query_mode"], "ana", "wrong")
+    log.add(second["case_id"], second["query_mode"], "<i>bo", "partly")
+    html = report._repr_html_()
+    assert 'data-testid="heta-reviews">reviews: 2 case results by &lt;i&gt;bo, ana (3 verdicts' in html
+    assert "reviews: 2 case results by <i>bo, ana (3 verdicts" in report._repr_mimebundle_()["text/plain"]

@@ -23,6 +23,7 @@ from heta_nb.render.context.scan import scan_report, worst_rows
 from heta_nb.render.context.summary import headline_text, summary_context
 from heta_nb.render.env import format_count
 from heta_nb.render.limits import DEFAULT_LIMITS, RenderLimits
+from heta_nb.reviews.place import reviews_line
 
 __all__ = ["build_report_context", "report_text"]
 
@@ -182,6 +183,7 @@ def build_report_context(
         "header": {
             **header_context(report.without_results(), modes_all, counts, limits),
             "judges": judges_context(report, limits.max_name_chars),
+            "reviews": reviews_line(report),
         },
         "summary": summary_context(report, scan, modes, metrics, limits),
         "modes": tables,
@@ -272,6 +274,8 @@ def report_text(context: Mapping[str, Any]) -> str:
     summary = context["summary"]
     lines.extend(headline_text(line) for line in summary["headline"][:8])  # the headline first
     lines.extend(judge_lines_text(header.get("judges")))
+    if header.get("reviews"):
+        lines.append(header["reviews"])
     metrics = [shorten(m["name"]["text"] + ("…" if m["name"]["more"] else ""), 22) for m in summary["metrics"][:4]]
     if summary["rows"]:
         width = min(24, max(4, *(len(shorten(r["mode"], 24)) for r in summary["rows"])))
