@@ -641,12 +641,318 @@ f"model calls: {asked}, same scores: {dict(replayed.score_summary) == dict(judge
 ]
 
 
+REVIEW = [
+    ("md", """# Human review and calibration: how far to trust a judge
+
+An LLM judge (notebook 05) gives every case a verdict, but is the verdict right? Before a CI gate
+fails a build on a judge's score, people should check the judge. This notebook walks through
+heta_nb's review loop on the demo report:
+
+1. choose which case results to review (`review_sample`);
+2. review them in the explorer, keyboard first (`report.review`), or import verdicts given
+   elsewhere (`import_reviews`);
+3. read the reviews back and check that the reviewers agree (`reviewer_agreement`);
+4. measure each metric against people (`calibrate`);
+5. estimate the rate people would give the whole report, from the judge and a few reviews (`ppi`);
+6. gate only on the judges people calibrated (`check(..., calibration=)`,
+   `heta-nb check --require-calibrated`);
+7. review without Python, in an exported page.
+
+Reviews live **beside** the report in its store (one append-only file per reviewer), never in it:
+the report stays byte-identical and Heta still reads it. The notebook runs offline in seconds: the
+judges ask an offline stand-in, and the reviewers are **simulated** (nobody presses keys in CI)."""),
+    ("code", "%load_ext heta_nb"),
+    ("code", """import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+import heta_nb
+import heta_nb.reviews  # review_sample and review_log, below
+from heta_nb import demo
+
+pd.set_option("display.max_colwidth", None)  # whole reasons, not cut at 50 characters
+workdir = Path(tempfile.mkdtemp(prefix="heta-review-"))
+result = demo.run_demo(workdir / "output", workdir / "store", progress=False)
+store = heta_nb.ReportStore(workdir / "store")
+benchmark = demo.load_benchmark()"""),
+    ("md", """## The judged reports
+
+As in notebook 05: `heta_nb.rescore` judges both recipes' demo reports without querying the knowledge
+bases again, and saves the judged reports in the store. The judges: faithfulness, answer relevance,
+context precision, the rubric `cites_evidence`, and **context recall** (is each expected answer's
+claim supported by a retrieved chunk?). They ask `heta_nb.llm_judges.standin_model()`: a
+deterministic stand-in (word overlap), not a language model, so that this notebook runs offline and
+repeatably. With a real model (notebook 05 shows how to choose one) the steps below are the same;
+what they find is not."""),
+    ("code", """model = heta_nb.llm_judges.standin_model()
+print(
+    f"judging with {model.name!r}: a deterministic stand-in (word overlap), NOT a language model; "
+    "its verdicts are not a language model's."
+)
+judges = [
+    heta_nb.llm_judges.Faithfulness(),
+    heta_nb.llm_judges.AnswerRelevance(),
+    heta_nb.llm_judges.ContextPrecision(),
+    heta_nb.judge(
+        "cites_evidence", "The answer only states what the retrieved chunks say.", include=["query", "answer", "chunks"]
+    ),
+    heta_nb.llm_judges.ContextRecall(),
+]
+settings = dict(benchmark=benchmark, judge_model=model, judge_cache=None, store=store, progress=False)
+judged = heta_nb.rescore(result.reports["small-chunks"], judges, report_id="small-judged", **settings)
+judged_large = heta_nb.rescore(result.reports["large-chunks"], judges, report_id="large-judged", **settings)
+judge_names = [j.name for j in judges]
+judged.summary_frame().query("metric in @judge_names")[["query_mode", "metric", "mean", "n"]]"""),
+    ("md", """## 1. Which case results to review
+
+Nobody reviews all 190 case results. `heta_nb.reviews.review_sample(report, n)` proposes `n`:
+
+- **stratified by mode**: each mode gets its share of the sample, in proportion to its size (at
+  least one each), so every mode is reviewed;
+- **leaning towards disagreement**: within a mode, a case result is drawn with weight
+  `1 + 3 × spread + 2 × instability`, where *spread* is how far its scores disagree (a judge passing
+  an answer that string overlap scores 0 is a case people should see) and *instability* how far a
+  judge's repeats disagreed;
+- **stable**: a fixed seed, so the same report proposes the same sample (two reviewers get the same
+  cases). Errored case results are left out; `benchmark=` and `label=` stratify by a case label too."""),
+    ("code", """sample = heta_nb.reviews.review_sample(judged, 60)
+modes = [mode for _, mode in sample]
+print(f"{len(sample)} case results proposed, the first: {sample[:3]}")
+pd.DataFrame(
+    {
+        "query_mode": judged.modes,
+        "case results": [sum(r["query_mode"] == m for r in judged.raw["case_results"]) for m in judged.modes],
+        "proposed": [modes.count(m) for m in judged.modes],
+    }
+).set_index("query_mode")"""),
+    ("md", """## 2. Review them in the explorer
+
+`report.review(reviewer=..., sample=..., store=...)` opens the explorer in **review mode**, on the
+first case of that sample without your verdict. With a case open, press:
+
+| key | verdict |
+|-----|---------|
+| `1` (or `c`) | correct |
+| `2` (or `p`) | partly |
+| `3` (or `w`) | wrong |
+| `s` | skip (no value) |
+| `n` | a note: type it, Enter keeps it with the verdict, Escape leaves it |
+
+Each verdict is appended at once to the reviewer's own file beside the report
+(`.../evaluations/small-judged/reviews/ana.jsonl`), and the next unreviewed case opens. A crashed
+kernel loses at most the verdict in flight; a changed verdict appends a line (the last one stands).
+**`blind=True`** hides every score, judge verdict, metric column and pass/fail mark while you review,
+so that the judges cannot sway you: review blind when the verdicts are to calibrate the judges.
+`benchmark=` shows each case's expected answers in the panel."""),
+    ("code", """widget = judged.review(reviewer="ana", sample=60, store=store, blind=True, benchmark=benchmark)
+print(f"{widget.review!r}; the same sample as above: {widget.review.sample == sample}")
+widget"""),
+    ("md", """### Nobody presses keys here: two simulated reviewers
+
+This notebook is executed unattended (in CI, by nbclient), so nobody presses `1`, `2` or `3`. The
+next cell **simulates** two reviewers, "ana" and "bo". They are not people, and their verdicts say
+nothing about the judges that the benchmark does not already say: they are read off its expected
+answers, a crude stand-in for a careful person:
+
+- **correct** when the response contains one of the case's expected answers (ignoring case),
+  **wrong** when not. In `extractive_answer` the response is the answer; `full_text_search` answers
+  nothing, so there the simulated reviewer reads the top five retrieved chunks, as a person
+  reviewing a retrieval-only mode would;
+- **skip** when the benchmark has no expected answer for the case (nothing to check against);
+- bo gives the other verdict on every eighth case of the sample (wrong for correct, partly for
+  wrong), with a note: deliberate disagreements, so that the two do not agree perfectly.
+
+`heta_nb.import_reviews` stores them as the widget would have: from a DataFrame (or a reviews file,
+see the end) with `case_id`, `query_mode`, `reviewer`, `verdict` and optional `note` and `blind`.
+Every row is checked before any is stored."""),
+    ("code", """expected = {case.case_id: case.expected.answers for case in benchmark.cases}
+
+
+def simulated_verdict(case_id, mode):
+    \"\"\"NOT a person's verdict: read off the benchmark's expected answers.\"\"\"
+    if not expected[case_id]:
+        return "skip"  # nothing to check against
+    response = judged.case(case_id, mode).response
+    text = (response.answer or " ".join(chunk.text for chunk in response.results[:5])).lower()
+    return "correct" if any(answer.lower() in text for answer in expected[case_id]) else "wrong"
+
+
+rows = []
+for index, (case_id, mode) in enumerate(sample):
+    verdict = simulated_verdict(case_id, mode)
+    disagree = index % 8 == 3 and verdict != "skip"
+    rows.append({"case_id": case_id, "query_mode": mode, "reviewer": "ana", "verdict": verdict, "blind": True})
+    rows.append(
+        {
+            "case_id": case_id,
+            "query_mode": mode,
+            "reviewer": "bo",
+            "verdict": {"correct": "wrong", "wrong": "partly"}[verdict] if disagree else verdict,
+            "note": "simulated disagreement" if disagree else None,
+            "blind": True,
+        }
+    )
+stored = heta_nb.import_reviews(pd.DataFrame(rows), report=judged, store=store)
+print(
+    f"SIMULATED reviewers, not people: {len(stored)} verdicts of 'ana' and 'bo' read off the benchmark's "
+    "expected answers (bo disagrees on purpose), stored beside the report."
+)"""),
+    ("md", """## 3. The reviews, and do the reviewers agree?
+
+`report.reviews(store=...)` reads them back: one row per reviewer and case result, the last verdict
+standing (`history=True`: every line ever written). `value` is what a verdict is worth in the
+estimates: correct 1, partly 0.5, wrong 0, skip NaN (left out)."""),
+    ("code", """reviews = judged.reviews(store=store)
+folder = heta_nb.reviews.review_log(judged, store=store).folder
+print(f"{len(reviews)} reviews in {folder}: {sorted(p.name for p in folder.glob('*.jsonl'))}")
+with pd.option_context("display.max_rows", None):
+    display(reviews)"""),
+    ("md", """If two people do not agree on a case, no judge can be expected to agree with "people" on it.
+`heta_nb.reviewer_agreement` measures people against each other: Cohen's kappa for two reviewers
+(Krippendorff's alpha for more) over the case results both rated (skips left out), with a bootstrap
+interval, and the case results they disagree on, most first (`spread`: the largest minus the
+smallest value). Kappa discounts the agreement chance alone would give: 1 is perfect agreement, 0 no
+better than chance. Read the disagreements before calibrating anything: they are often an unclear
+question, or a verdict the reviewers understood differently."""),
+    ("code", """kappa, disagreements = heta_nb.reviewer_agreement(reviews)
+print(f"ana vs bo: {kappa.text}")
+disagreements.rename_axis(columns=None).query("spread > 0")"""),
+    ("md", """## 4. Calibrate: each metric against people
+
+`heta_nb.calibrate` compares every metric of the report with people's verdicts on the reviewed case
+results. People's verdict on a case result is the mean of its reviewers' values (positive at 0.5 or
+more); a metric's is its score's `passed`, or its value at 0.5 or more. For each metric: how many
+reviewed case results it scored (`n`), the accuracy, the true-positive rate (`sensitivity`) and the
+true-negative rate (`specificity`), and Cohen's kappa with its interval (in `reason`). A metric is
+**calibrated** when its kappa is at least 0.6 on at least 50 reviewed case results (`floor=` and
+`min_labels=` set both); a calibration holds for the judge version it was measured on."""),
+    ("code", """calibration = heta_nb.calibrate(judged, store=store)
+calibration"""),
+    ("md", """Read the `reason` column:
+
+- **context_recall** is calibrated, just: its kappa clears the floor, but its interval reaches well
+  below it, and more reviews would tell whether it holds. Whether the retrieved chunks hold the
+  expected answer is what the simulated reviewers check in `full_text_search`; in
+  `extractive_answer` they judge the answer, which can miss what the chunks hold.
+- **context_precision** scored every reviewed case result, but its kappa is **below the floor**:
+  ranking relevant chunks first is not what the reviewers judged.
+- **faithfulness**, **answer_relevance** and **cites_evidence** judge answers, and only
+  `extractive_answer` has answers: half the sample, **too few labels** (under 50). Review more of that
+  mode before trusting them. Here more labels would hardly help: their kappas on the labels they
+  have are low (the stand-in finds every extractive answer faithful, right or wrong: its sentences
+  come from the chunks).
+- The plain metrics are measured too, though the gate only asks about LLM judges. `answer_contains`
+  is what the simulated reviewers check on answers, yet its kappa is low: the calibration pools the
+  modes, and `full_text_search`, which has no answer, records `answer_contains` False where the
+  reviewers judged its chunks."""),
+    ("md", """## 5. What would people say of the whole report?
+
+The reviews say what people think of 60 case results; the judge scored all of them. A
+**prediction-powered estimate** (PPI++) combines the two: the judge's mean over every case result,
+corrected by the judge's error measured on the reviewed ones. It is unbiased whatever the judge's
+bias, with a valid interval, and the interval of the reviews alone stands beside it; `chosen` says
+which to report (PPI++ only when its interval is at least 5 % narrower)."""),
+    ("code", """estimate = heta_nb.ppi(judged, "context_recall", store=store, mode="full_text_search")
+print(estimate.text)
+print("chosen: {}, reported: {:.3f} [{:.3f}, {:.3f}]".format(estimate.chosen, *estimate.interval))"""),
+    ("md", """PPI++ does not help when the judge tracks people weakly: its weight `lam` falls towards 0, its
+interval is no narrower than the reviews' alone, and `chosen` stays `classical` (a judge people
+disagree with cannot stand in for reviews).
+Each judge, in the mode where it is judged by the reviews (the chunk judges in `full_text_search`,
+the answer judges in `extractive_answer`):"""),
+    ("code", """estimates = []
+for metric, mode in [
+    ("context_recall", "full_text_search"),
+    ("context_precision", "full_text_search"),
+    ("answer_relevance", "extractive_answer"),
+    ("cites_evidence", "extractive_answer"),
+    ("faithfulness", "extractive_answer"),
+]:
+    found = heta_nb.ppi(judged, metric, store=store, mode=mode)
+    estimates.append(
+        {
+            "metric": metric,
+            "mode": mode,
+            "PPI++": found.estimate,
+            "ci_low": found.ci_low,
+            "ci_high": found.ci_high,
+            "reviews alone": found.classical_estimate,
+            "alone ci_low": found.classical_ci_low,
+            "alone ci_high": found.classical_ci_high,
+            "lam": found.lam,
+            "labeled": found.n_labeled,
+            "judged only": found.n_unlabeled,
+            "chosen": found.chosen,
+        }
+    )
+pd.DataFrame(estimates).round(3)"""),
+    ("md", """## 6. Gate only on what people calibrated
+
+Say large chunks is the recipe in production and small chunks the candidate. `heta_nb.check(new,
+baseline)` is the regression gate (`heta-nb check` in CI). With `calibration=`, an LLM judge takes
+part only where people calibrated it; any other judge is a row of its own, "not comparable: not
+calibrated: ...", neither tested nor counted in a Holm family. The plain metrics are gated as
+always."""),
+    ("code", """gate = heta_nb.check(judged, judged_large, calibration=calibration)
+print(gate.headline)
+rows = gate.frame()[["mode", "metric", "verdict", "diff", "p_adjusted", "reason"]]
+rows.insert(2, "gated", ~rows["verdict"].isin(["n/a", "not comparable"]))
+rows"""),
+    ("md", """In CI the same gate is one command. `--require-calibrated` reads the reviews beside NEW's
+`report.json` (`STORE:KB/REPORT_ID` finds them in a store), calibrates NEW against them, and refuses
+to gate on an uncalibrated judge. The exit code is the most severe row's: 0 nothing regressed, 1 a
+regression or an unverified drop, 2 not comparable (an uncalibrated judge on its own). The cell runs
+`python -m heta_nb`, the same entry point as `heta-nb`, so it works in any kernel; in a terminal,
+`heta-nb check NEW --baseline OLD --require-calibrated`."""),
+    ("code", """import shlex
+import subprocess
+import sys
+
+new_ref = f"{store.location}:{judged.knowledge_base_name}/{judged.report_id}"
+old_ref = f"{store.location}:{judged_large.knowledge_base_name}/{judged_large.report_id}"
+command = ["check", new_ref, "--baseline", old_ref, "--require-calibrated"]
+print("$ heta-nb", shlex.join(command))
+run = subprocess.run([sys.executable, "-m", "heta_nb", *command], capture_output=True, text=True, check=False)
+print(run.stdout + run.stderr)
+print(f"exit code: {run.returncode}")"""),
+    ("md", """Both say the same: `context_recall`, the one judge people calibrated, is gated, and it says
+the small chunks lose the expected answer far more often (a regression, exit code 1); the other
+judges' rows say "not calibrated" and why; the retrieval metrics dropped too, by more than the
+tolerated 0 but too few cases changed to tell the drop from noise (an unverified drop). Had nothing
+regressed, the uncalibrated judges' rows would still make the exit code 2 (not comparable): the gate
+does not pass what it cannot check."""),
+    ("md", """## 7. Reviewing without Python
+
+A reviewer needs neither Python nor this kernel. Export the report as one standalone HTML file, with
+the benchmark for the expected answers:
+
+```python
+heta_nb.to_html(judged, "small-judged.html", benchmark=benchmark)
+```
+
+and send it. The reviewer opens it in a browser (offline: it fetches nothing), clicks **Review…**,
+gives a name (and ticks *blind* to hide scores and judges), and reviews the sample the page proposes
+(the same `review_sample`, 60 case results; `limits=heta_nb.export.ExportLimits(review_sample=...)`
+changes it) with the same keys. The browser keeps the verdicts (a reload keeps them);
+**Download reviews** saves them as `reviews-small-judged-<name>.json`. Back here,
+
+```python
+heta_nb.import_reviews("reviews-small-judged-cy.json", report=judged, store=store)
+```
+
+stores them beside the report with the others, and every step above (agreement, calibration,
+estimates, the gate) reads them."""),
+]
+
+
 NOTEBOOKS = {
     "01-quickstart.ipynb": QUICKSTART,
     "02-explore-a-report.ipynb": EXPLORE,
     "03-your-own-kb.ipynb": OWN_KB,
     "04-scale-out.ipynb": SCALE_OUT,
     "05-judges.ipynb": JUDGES,
+    "06-review-and-calibrate.ipynb": REVIEW,
 }
 
 

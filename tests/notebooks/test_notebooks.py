@@ -29,10 +29,14 @@ BUDGET_S = {
     "03-your-own-kb.ipynb": 120,
     "04-scale-out.ipynb": 180,
     "05-judges.ipynb": 60,
+    "06-review-and-calibrate.ipynb": 60,
 }
 
 JUDGE_ENV = ("HETA_NB_JUDGE_MODEL", "HETA_NB_JUDGE_API_BASE", "HETA_NB_JUDGE_API_KEY")
 """What notebook 05 reads to choose its judge model (unset in the tests: the offline stand-in)."""
+
+IN_MKDTEMP = ("05-judges.ipynb", "06-review-and-calibrate.ipynb")
+"""Notebooks whose report store is a ``tempfile.mkdtemp()`` folder: the test points TMPDIR where it looks."""
 
 NETWORK = re.compile(
     r"https?://|HTTPSConnectionPool|ConnectionError|Max retries|urlopen|getaddrinfo|Name or service|download", re.I
@@ -40,7 +44,7 @@ NETWORK = re.compile(
 """Words of an output that mention reaching the network."""
 
 
-def test_there_are_five_notebooks() -> None:
+def test_there_are_six_notebooks() -> None:
     assert [p.name for p in NOTEBOOKS] == list(BUDGET_S)
 
 
@@ -76,7 +80,7 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
     work.mkdir()
     for name in JUDGE_ENV:  # the kernel inherits this environment
         monkeypatch.delenv(name, raising=False)
-    if path.name == "05-judges.ipynb":  # its tempfile.mkdtemp() folder (the report store) lands where we look
+    if path.name in IN_MKDTEMP:  # its tempfile.mkdtemp() folder (the report store) lands where we look
         (tmp_path / "tmp").mkdir()
         monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     shutil.copy(path, work / path.name)
@@ -128,6 +132,8 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         assert "same board: True" in texts and "Leaderboard: 3 recipe(s)" in texts
     if path.name == "05-judges.ipynb":
         check_judges_notebook(notebook, work, tmp_path / "tmp")
+    if path.name == "06-review-and-calibrate.ipynb":
+        check_review_notebook(notebook, tmp_path / "tmp")
 
 
 def code_cell(notebook: Any, marker: str) -> Any:
@@ -162,6 +168,19 @@ def shown_table(cell: Any) -> pd.DataFrame:
     return frame
 
 
+def assert_offline(notebook: Any) -> None:
+    """No output mentions the network: the judge is the offline stand-in (the demo's KB build only
+    says that Heta's ParseDocuments could not download tiktoken's encoding)."""
+    build = code_cell(notebook, "demo.run_demo(")
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        reached = [line for line in shown_text(cell).splitlines() if NETWORK.search(line)]
+        if cell is build:
+            reached = [line for line in reached if "HetaRunWarning: tiktoken could not load" not in line]
+        assert not reached, (cell.source[:60], reached)
+
+
 def check_judges_notebook(notebook: Any, work: Path, tmp: Path) -> None:
     """05-judges: what each cell shows, checked against the judged reports it saved."""
     import heta_nb
@@ -169,14 +188,7 @@ def check_judges_notebook(notebook: Any, work: Path, tmp: Path) -> None:
     from heta_nb.llm_judges.totals import judge_totals
 
     code = [c for c in notebook.cells if c.cell_type == "code"]
-    # nothing reaches the network: the judge is the offline stand-in (the demo's KB build
-    # only says that Heta's ParseDocuments could not download tiktoken's encoding)
-    build = code_cell(notebook, "demo.run_demo(")
-    for cell in code:
-        reached = [line for line in shown_text(cell).splitlines() if NETWORK.search(line)]
-        if cell is build:
-            reached = [line for line in reached if "HetaRunWarning: tiktoken could not load" not in line]
-        assert not reached, (cell.source[:60], reached)
+    assert_offline(notebook)
 
     # the judged reports the notebook saved in its store
     (store_root,) = tmp.glob("heta-judges-*/store")
@@ -284,3 +296,166 @@ def check_judges_notebook(notebook: Any, work: Path, tmp: Path) -> None:
 
     # 7. the replay asked the model nothing and gave the same scores
     assert "'model calls: 0, same scores: True'" in shown_text(code_cell(notebook, 'mode="replay"'))
+
+
+def plain(value: Any) -> Any:
+    """A table cell as text, for comparing a shown table with a recomputed one (NaN and None: None)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def check_review_notebook(notebook: Any, tmp: Path) -> None:
+    """06-review-and-calibrate: what each cell shows, checked against the reviews and reports it saved."""
+    import heta_nb
+    from heta_nb.llm_judges import STANDIN_NAME
+    from heta_nb.reviews import REVIEW_COLUMNS, review_sample
+
+    assert_offline(notebook)
+    (store_root,) = tmp.glob("heta-review-*/store")
+    store = heta_nb.ReportStore(store_root)
+    judged = store.load("saltmarsh isles", "small-judged")
+    judged_large = store.load("saltmarsh isles", "large-judged")
+    assert judged.raw["metadata"]["heta_nb"]["rescored_from"]["report_id"] == "small-chunks"
+    judge_names = {"faithfulness", "answer_relevance", "context_precision", "cites_evidence", "context_recall"}
+    assert judge_names <= set(judged.raw["metadata"]["heta_nb"]["judges"])
+
+    # the judges' model: the stand-in, named as one
+    judging = stdout(code_cell(notebook, "standin_model()"))
+    assert STANDIN_NAME in judging and "stand-in" in judging and "NOT a language model" in judging, judging
+
+    # 1. the proposed sample, per mode: review_sample of the saved report
+    sample = review_sample(judged, 60)
+    counts = shown_table(code_cell(notebook, "review_sample(judged, 60)")).set_index("query_mode")
+    modes = [mode for _, mode in sample]
+    assert counts["proposed"].to_dict() == {mode: modes.count(mode) for mode in judged.modes}
+    assert counts["case results"].to_dict() == {
+        mode: sum(r["query_mode"] == mode for r in judged.raw["case_results"]) for mode in judged.modes
+    }
+    assert len(sample) == counts["proposed"].sum() == 60 and (counts["proposed"] > 0).all()
+
+    # 2. the review widget: the same sample, blind, nobody reviewed yet
+    widget = code_cell(notebook, "judged.review(")
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in widget.outputs)
+    assert stdout(widget) == "<ReviewMode 'ana' blind: 0 of 60 reviewed>; the same sample as above: True\n"
+
+    # the simulated reviewers, said to be simulated; ana's verdicts are the benchmark's, as the notebook says
+    simulated = stdout(code_cell(notebook, "heta_nb.import_reviews("))
+    assert "SIMULATED reviewers, not people" in simulated and f"{2 * len(sample)} verdicts" in simulated, simulated
+
+    # 3. the reviews table: report.reviews() of the saved store
+    reviews = judged.reviews(store=store)
+    reviews_cell = code_cell(notebook, "display(reviews)")
+    assert stdout(reviews_cell).startswith(f"{len(reviews)} reviews in ")
+    assert "['ana.jsonl', 'bo.jsonl']" in stdout(reviews_cell)
+    shown = shown_table(reviews_cell)
+    shown = shown.drop(columns=[c for c in shown.columns if str(c).startswith("Unnamed")])
+    assert list(shown.columns) == list(REVIEW_COLUMNS)
+    assert [[plain(v) for v in row] for row in shown.itertuples(index=False)] == [
+        [plain(v) for v in row] for row in reviews.itertuples(index=False)
+    ]
+    assert len(reviews) == 2 * len(sample) and set(reviews["reviewer"]) == {"ana", "bo"}
+    assert set(zip(reviews["case_id"], reviews["query_mode"])) == set(sample)
+    assert reviews["blind"].all()
+    expected = {case.case_id: case.expected.answers for case in heta_nb.demo.load_benchmark().cases}
+    for row in reviews[reviews["reviewer"] == "ana"].itertuples():
+        response = judged.case(row.case_id, row.query_mode).response
+        text = (response.answer or " ".join(chunk.text for chunk in response.results[:5])).lower()
+        found = any(answer.lower() in text for answer in expected[row.case_id])
+        assert row.verdict == ("skip" if not expected[row.case_id] else "correct" if found else "wrong"), row
+    wide = reviews.pivot(index=["case_id", "query_mode"], columns="reviewer", values="verdict")
+    differ = wide[wide["ana"] != wide["bo"]]
+    noted = reviews[reviews["note"] == "simulated disagreement"]
+    assert 0 < len(differ) == len(noted) < len(sample) / 4 and set(noted["reviewer"]) == {"bo"}
+
+    # the reviewers' agreement: kappa with its interval, the disagreements
+    kappa, disagreements = heta_nb.reviewer_agreement(reviews)
+    assert kappa is not None and 0 < kappa.value < 1 and kappa.ci_low < kappa.value < kappa.ci_high
+    agreement = code_cell(notebook, "heta_nb.reviewer_agreement(")
+    assert stdout(agreement) == f"ana vs bo: {kappa.text}\n"
+    shown = shown_table(agreement)
+    truth = disagreements[disagreements["spread"] > 0]
+    columns = ["case_id", "query_mode", "ana", "bo", "spread"]
+    assert shown[columns].values.tolist() == truth[columns].values.tolist()
+    assert len(shown) == len(differ)
+
+    # 4. the calibration table: calibrate() of the saved report and reviews
+    calibration = heta_nb.calibrate(judged, reviews)
+    table = shown_table(code_cell(notebook, "heta_nb.calibrate("))
+    assert [[r.metric, plain(r.calibrated), int(r.n), r.reason] for r in table.itertuples()] == [
+        [m.metric, plain(m.calibrated), m.n, m.reason] for m in calibration.metrics.values()
+    ]
+    metrics = calibration.metrics
+    # what the Markdown says of it
+    assert {name for name in judge_names if calibration.is_calibrated(name)} == {"context_recall"}
+    recall = metrics["context_recall"]
+    assert recall.n >= calibration.min_labels and recall.agreement is not None
+    assert recall.agreement.kappa.ci_low < calibration.floor <= recall.agreement.kappa.value  # "just"
+    assert "below the floor" in metrics["context_precision"].reason and metrics["context_precision"].n >= 50
+    for name in ("faithfulness", "answer_relevance", "cites_evidence"):
+        assert metrics[name].n < calibration.min_labels, name
+        assert f"of the {calibration.min_labels} needed" in metrics[name].reason, name
+        agreement = metrics[name].agreement
+        assert agreement is not None and agreement.kappa.value < calibration.floor, name  # "low"
+    assert not calibration.is_calibrated("answer_contains")
+
+    # 5. the prediction-powered estimates: ppi() of the saved report and reviews
+    estimate = heta_nb.ppi(judged, "context_recall", reviews, mode="full_text_search")
+    chosen = "chosen: {}, reported: {:.3f} [{:.3f}, {:.3f}]".format(estimate.chosen, *estimate.interval)
+    assert stdout(code_cell(notebook, 'heta_nb.ppi(judged, "context_recall"')) == f"{estimate.text}\n{chosen}\n"
+    estimates = shown_table(code_cell(notebook, "estimates = []"))
+    fields = {
+        "PPI++": "estimate",
+        "ci_low": "ci_low",
+        "ci_high": "ci_high",
+        "reviews alone": "classical_estimate",
+        "alone ci_low": "classical_ci_low",
+        "alone ci_high": "classical_ci_high",
+        "lam": "lam",
+    }
+    found = {}
+    for row in estimates.to_dict("records"):
+        found[row["metric"]] = truth_ppi = heta_nb.ppi(judged, row["metric"], reviews, mode=row["mode"])
+        for column, field in fields.items():
+            assert row[column] == pytest.approx(round(getattr(truth_ppi, field), 3), abs=1e-9), (row, column)
+        assert (row["labeled"], row["judged only"], row["chosen"]) == (
+            truth_ppi.n_labeled,
+            truth_ppi.n_unlabeled,
+            truth_ppi.chosen,
+        )
+    assert set(found) == judge_names
+    assert found["context_recall"].chosen == "ppi" and found["context_recall"].record() == estimate.record()
+    assert found["faithfulness"].chosen == "classical" and found["faithfulness"].lam == 0  # tracks people not at all
+
+    # 6. the gate: check() of the saved reports with that calibration
+    gate = heta_nb.check(judged, judged_large, calibration=calibration)
+    gate_cell = code_cell(notebook, "heta_nb.check(judged, judged_large")
+    assert stdout(gate_cell) == f"{gate.headline}\n"
+    rows = shown_table(gate_cell)
+    shown_rows = [
+        [r["mode"], r["metric"], plain(r["gated"]), r["verdict"], r["reason"]] for r in rows.to_dict("records")
+    ]
+    assert shown_rows == [
+        [r.mode, r.metric, plain(r.verdict not in ("n/a", "not comparable")), r.verdict, r.reason] for r in gate.rows
+    ]
+    for row, want in zip(rows.to_dict("records"), gate.rows):
+        for column, value in (("diff", want.diff), ("p_adjusted", want.p_adjusted)):
+            assert (math.isnan(value) and math.isnan(row[column])) or row[column] == pytest.approx(value, abs=1e-6)
+    verdicts = {(r.mode, r.metric): r for r in gate.rows}
+    for mode in judged.modes:  # what the Markdown says of it
+        assert verdicts[(mode, "context_recall")].verdict == "regression"
+        assert verdicts[(mode, "recall@5")].verdict == "unverified drop"
+        for name in judge_names - {"context_recall"}:
+            row = verdicts[(mode, name)]
+            assert row.verdict == "not comparable" and row.reason.startswith("not calibrated: "), row
+    assert gate.exit_code == 1 and gate.verdict == "regression"
+
+    # the CLI: the same gate from the reviews beside NEW, its output and exit code shown
+    cli = stdout(code_cell(notebook, "subprocess.run("))
+    first = cli.splitlines()[0]
+    assert first.startswith("$ heta-nb check ") and first.endswith(" --require-calibrated"), first
+    assert f"heta-nb check: {gate.headline}" in cli
+    assert cli.count("? not comparable: not calibrated: ") == sum(
+        r.reason.startswith("not calibrated: ") for r in gate.rows
+    )
+    assert cli.rstrip().endswith(f"exit code: {gate.exit_code}")
