@@ -120,6 +120,11 @@ class Comparison(RichDisplay):
             **self._incomparable,
         }
 
+    @property
+    def base_of(self) -> dict[int, int]:
+        """Each tested system's baseline system (indexes into :attr:`system_info`)."""
+        return dict(self._base_of)
+
     def human_estimates(self) -> pd.DataFrame | None:
         """Where people reviewed both reports (``compare(..., reviews=)``): per system and metric, the
         prediction-powered estimate of the difference in the rate people give, with the reviews-alone

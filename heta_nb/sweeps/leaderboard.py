@@ -221,6 +221,43 @@ class Leaderboard(RichDisplay):
             raise KeyError(f"{recipe!r} is not compared on {benchmark!r} (the baseline, or a report is missing)")
         return self._board.comparisons[key]
 
+    def human_estimates(
+        self, reviews: Mapping[tuple[str, str], pd.DataFrame], *, confidence: float = 0.95
+    ) -> pd.DataFrame:
+        """Where people reviewed a recipe's report and its baseline's on a benchmark: per recipe and
+        metric, the prediction-powered estimate of the difference in the rate people give
+        (:mod:`heta_nb.comparison.people`), with the reviews-alone interval beside it.
+
+        Args:
+            reviews: ``{(recipe, benchmark): that report's reviews}`` (``report.reviews(...)``).
+
+        Returns:
+            One row per (benchmark, recipe, metric) with reviews on both sides; none without.
+        """
+        import pandas as pd
+
+        from heta_nb.comparison.people import HUMAN_COLUMNS, human_estimates
+
+        frames = []
+        for (benchmark, recipe, _mode), comparison in self._board.comparisons.items():
+            baseline = self.baselines.get(benchmark)
+            mine, theirs = reviews.get((recipe, benchmark)), reviews.get((baseline, benchmark)) if baseline else None
+            if mine is None or theirs is None:
+                continue
+            table = human_estimates(
+                comparison.reports,
+                ["baseline", "new"],  # (the board compares the baseline's report, then the recipe's)
+                comparison.system_info,
+                comparison.base_of,
+                comparison.metrics,
+                {"baseline": theirs, "new": mine},
+                confidence,
+            )
+            frames.append(table.assign(benchmark=benchmark, recipe=recipe))
+        columns = ["benchmark", "recipe", *HUMAN_COLUMNS]
+        found = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+        return found.reindex(columns=columns).drop_duplicates(subset=["benchmark", "recipe", "system", "metric"])
+
     def explore(
         self, benchmark: str | None = None, recipe: str | None = None, mode: str | None = None, **filters: Any
     ) -> Any:

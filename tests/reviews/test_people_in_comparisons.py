@@ -59,3 +59,23 @@ def test_check_with_reviews_notes_peoples_estimate_and_keeps_its_verdicts() -> N
     assert [(r.metric, r.verdict) for r in informed.rows] == [(r.metric, r.verdict) for r in plain.rows]
     assert any(n.startswith("people (prediction-powered") for n in informed.notes)
     assert not any(n.startswith("people (") for n in plain.notes)
+
+
+def test_the_leaderboard_gives_peoples_estimate_where_both_reports_were_reviewed(tmp_path: Path) -> None:
+    board = heta_nb.sweep(
+        {"capitals": bench()}, kbs={"base": kb, "better": always_right}, store=str(tmp_path / "store"),
+        executor="serial", evaluators=["answer_relevance"], judge_model=standin_model(), judge_cache=None,
+        baseline="base", progress=False,
+    )  # fmt: skip
+    base, better = board.report("base", "capitals"), board.report("better", "capitals")
+    reviews = {
+        ("base", "capitals"): people(base, 30, lambda i: i % 2 == 0),
+        ("better", "capitals"): people(better, 30, lambda i: True),
+    }
+    table = board.human_estimates(reviews)
+    assert list(table["recipe"]) == ["better"] and list(table["metric"]) == ["answer_relevance"]
+    direct = ppi_difference(
+        base, better, "answer_relevance", reviews[("base", "capitals")], reviews[("better", "capitals")]
+    )
+    assert table.iloc[0]["estimate"] == direct.estimate and table.iloc[0]["ci_low"] == direct.ci_low
+    assert board.human_estimates({}).empty
