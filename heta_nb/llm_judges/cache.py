@@ -12,9 +12,9 @@ A key (:func:`cache_key`) is the SHA-256 of the model's identity (name, server, 
 settings), the whole prompt (instructions and material), the answer's schema and the
 repeat index. The cache keeps malformed answers too (a replay reproduces their error
 without asking), never failed calls (timeouts, 429, 500). Of two entries with one key
-(two processes asked at once) a process keeps the one it saw first; a later reader takes
-the first in file-name order. Lines are written, not fsynced: a killed process loses
-nothing it wrote; an operating-system crash may lose its last answers, asked again next time.
+(``"refresh"`` asked again, or two processes asked at once) the newest is used. Lines are
+written, not fsynced: a killed process loses nothing it wrote; an operating-system crash may
+lose its last answers, asked again next time.
 
 Modes: ``"use"`` (read, then ask and write on a miss), ``"replay"`` (a miss is an error:
 CI replays a recorded run without a key), ``"refresh"`` (always ask, write the new answer).
@@ -144,7 +144,9 @@ class JudgeCache:
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                     self.damaged += 1
                     continue
-                self._entries.setdefault(key, entry)
+                known = self._entries.get(key)
+                if known is None or _newer(entry, known):
+                    self._entries[key] = entry
             self._offsets[name] = offset + end + 1
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -183,7 +185,7 @@ class JudgeCache:
         while view:  # (one write for any line a pipe or file system takes whole)
             written = os.write(fd, view)
             view = view[written:]
-        self._entries.setdefault(key, entry)
+        self._entries[key] = entry
 
     def _own_file(self) -> int:
         if self._fd is None:
@@ -207,3 +209,11 @@ class JudgeCache:
             self.close()
         except Exception:  # noqa: BLE001,S110 - interpreter shutdown
             pass
+
+
+def _newer(entry: dict[str, Any], known: dict[str, Any]) -> bool:
+    """Whether ``entry`` was written after ``known`` (their ``created`` times; unknown counts as oldest)."""
+    mine, theirs = entry.get("created"), known.get("created")
+    if not isinstance(mine, (int, float)):
+        return False
+    return not isinstance(theirs, (int, float)) or mine >= theirs

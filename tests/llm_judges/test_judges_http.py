@@ -211,6 +211,32 @@ def test_refresh_asks_again_and_a_changed_model_setting_misses(server: Any, tmp_
             progress=False,
         )
     assert len(calls) == 4  # asked, cached, refreshed
+    answers = iter(['{"verdict": "not_relevant", "reason": "changed its mind"}'] * 2)
+    changed = JudgeModel(lambda prompt, system: next(answers), name="m")
+    refreshed = heta_nb.evaluate(
+        capitals(2),
+        kb=capital_kb,
+        evaluators=["answer_relevance"],
+        judge_model=changed,
+        judge_cache=JudgeCache(folder, mode="refresh"),
+        store=None,
+        progress=False,
+    )
+    again = heta_nb.evaluate(
+        capitals(2),
+        kb=capital_kb,
+        evaluators=["answer_relevance"],
+        judge_model=changed,
+        judge_cache=str(folder),
+        store=None,
+        progress=False,
+    )  # the refreshed answers are the ones used from now on (the model is not asked: its answers ran out)
+    assert (
+        [s["value"] for s in scores(again, "answer_relevance")]
+        == [0.0, 0.0]
+        == [s["value"] for s in scores(refreshed, "answer_relevance")]
+    )
+    calls.clear()
     heta_nb.evaluate(
         capitals(2),
         kb=capital_kb,
@@ -220,7 +246,7 @@ def test_refresh_asks_again_and_a_changed_model_setting_misses(server: Any, tmp_
         store=None,
         progress=False,
     )
-    assert len(calls) == 6  # another model's answers are not this one's
+    assert len(calls) == 2  # another model's answers are not this one's
 
 
 def test_one_heta_model_serves_run_after_run(server: Any, heta_model: Any) -> None:
