@@ -229,22 +229,13 @@ def _float(value: str, what: str) -> float:
 
 
 def _calibration(source: str, report: Any) -> Any:
-    """The new report calibrated against its reviews (beside its ``report.json``; none: nothing is calibrated)."""
-    import pandas as pd
-
-    from heta_nb.reviews import REVIEW_COLUMNS, reviews_frame
+    """The new report calibrated against its reviews: in its store's report folder (``STORE:KB/ID``), or
+    the ``reviews`` folder beside its ``report.json`` (none there: nothing is calibrated)."""
+    from heta_nb.reviews import reviews_frame
     from heta_nb.reviews.calibration import calibrate
     from heta_nb.store.locate import split_store_reference
-    from heta_nb.store.names import report_prefix
 
     reference = split_store_reference(source)
     if reference is not None:
-        from heta_nb.store import ReportStore
-
-        root = getattr(ReportStore(reference[0]).backend, "root", None)
-        folder = Path(root) / report_prefix(report.knowledge_base_name, report.report_id) if root else None
-    else:
-        folder = Path(source).parent
-    if folder is None:
-        return calibrate(report, pd.DataFrame(columns=list(REVIEW_COLUMNS)))
-    return calibrate(report, reviews_frame(report, path=folder / "reviews"))
+        return calibrate(report, reviews_frame(report, store=reference[0]))
+    return calibrate(report, reviews_frame(report, path=Path(source).parent / "reviews"))

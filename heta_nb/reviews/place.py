@@ -25,8 +25,8 @@ def _local_root(store: Any) -> Path:
     from heta_nb.store import ReportStore
 
     target = store if isinstance(store, ReportStore) else ReportStore(store)
-    root = getattr(target.backend, "root", None)
-    if not isinstance(root, Path):
+    root = target.local_folder
+    if root is None:
         raise ValueError(
             f"reviews are kept in a local store folder; {target.location!r} is not one: pass path= (a folder)"
         )

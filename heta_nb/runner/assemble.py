@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from heta_nb._version import __version__
+from heta_nb.llm_judges import judges_record
 from heta_nb.model.json import dumps_bytes_exact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult, EvaluationReport
 from heta_nb.model.summary import heta_score_summary
@@ -18,7 +19,6 @@ from heta_nb.runner.checkpoint import CheckpointWriter
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.encode import encode_case
 from heta_nb.runner.events import RunStatus
-from heta_nb.runner.judging import judges_metadata
 from heta_nb.runner.plan import RunPlan, RunTarget
 
 __all__ = ["RunTally", "build_report", "report_chunks", "save_report", "utc_now"]
@@ -91,7 +91,7 @@ def build_report(
         "elapsed_s": tally.elapsed_s,
         "warnings": list(tally.warnings),
     }
-    judges = judges_metadata(plan.evaluators) if plan is not None else {}
+    judges = judges_record(plan.evaluators) if plan is not None else {}
     if judges:
         heta_nb_meta["judges"] = judges
         heta_nb_meta["judge_settings"] = {

@@ -8,23 +8,15 @@ then partial and says why).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from heta_nb.llm_judges import bind_judges, judges_record
+from heta_nb.llm_judges import bind_judges
 from heta_nb.llm_judges.binding import judges_of
 from heta_nb.llm_judges.session import JudgeSession
 from heta_nb.runner.config import RunConfig
 from heta_nb.runner.errors import RunError
 
-__all__ = ["judge_names", "judges_metadata", "local_store_root", "start_judges"]
-
-
-def local_store_root(store: Any) -> Path | None:
-    """The folder of a local report store (None: in memory, or not a local folder)."""
-    backend = getattr(store, "backend", None)
-    root = getattr(backend, "root", None)
-    return root if isinstance(root, Path) else None
+__all__ = ["judge_names", "start_judges"]
 
 
 def start_judges(
@@ -41,7 +33,9 @@ def start_judges(
             "raise judge_limits.concurrency instead), or rescore the Dask run's report with heta_nb.rescore"
         )
     try:
-        return bind_judges(evaluators, config.judges, store_root=local_store_root(store), on_exhausted=on_exhausted)
+        return bind_judges(
+            evaluators, config.judges, store_root=getattr(store, "local_folder", None), on_exhausted=on_exhausted
+        )
     except ValueError as exc:
         raise RunError(str(exc)) from None
 
@@ -49,8 +43,3 @@ def start_judges(
 def judge_names(evaluators: Sequence[Any]) -> tuple[str, ...]:
     """The score names of the run's LLM judges."""
     return tuple(judge.name for judge in judges_of(evaluators))
-
-
-def judges_metadata(evaluators: Sequence[Any]) -> dict[str, Any]:
-    """``metadata.heta_nb.judges``: each judge's kind, model, template and versions."""
-    return judges_record(evaluators)

@@ -102,6 +102,13 @@ class ReportStore:
         return self._backend
 
     @property
+    def local_folder(self) -> Path | None:
+        """The store's folder on this machine (None: a remote or object store), where what lives
+        beside the reports goes (the judges' cache, reviews)."""
+        root = getattr(self._backend, "root", None)
+        return root if isinstance(root, Path) else None
+
+    @property
     def location(self) -> str:
         """Where the store lives (a path, URL or object-store description)."""
         return self._backend.description
