@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from heta_nb.stats.intervals import expanded_percentile_alpha, student_t_ppf
+from heta_nb.stats.power import checked_differences
 
 __all__ = ["ClusteredInterval", "clustered_mean_difference"]
 
@@ -146,14 +147,7 @@ def clustered_mean_difference(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
         raise ValueError(f"resamples must be a positive integer, got {resamples!r}")
-    try:
-        d = np.asarray(diffs, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("diffs must be numbers (NaN marks a missing difference)") from None
-    if d.ndim != 1:
-        raise ValueError(f"diffs must be 1-D, got shape {d.shape}")
-    if np.isinf(d).any():
-        raise ValueError("diffs must be finite (NaN marks a missing difference)")
+    d = checked_differences(diffs)
     codes = _cluster_codes(clusters, d.size)
     keep = ~np.isnan(d)
     if not keep.all():

@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["PowerNote", "cases_needed", "detectable_difference", "min_detectable_difference", "power_note"]
+__all__ = [
+    "PowerNote",
+    "checked_differences",
+    "cases_needed",
+    "detectable_difference",
+    "min_detectable_difference",
+    "power_note",
+]
 
 _NAN = float("nan")
 
@@ -153,6 +160,17 @@ def _z_sum(alpha: float, power: float, tests: int) -> float:
 
 def _differences(diffs: npt.ArrayLike) -> np.ndarray:
     """The non-missing differences as a float array."""
+    d = checked_differences(diffs)
+    kept: np.ndarray = d[~np.isnan(d)]
+    return kept
+
+
+def checked_differences(diffs: npt.ArrayLike) -> np.ndarray:
+    """Paired differences as a 1-D float array, NaN (missing) kept in place.
+
+    Raises:
+        ValueError: not numbers, not 1-D, or infinite.
+    """
     try:
         d = np.asarray(diffs, dtype=np.float64)
     except (TypeError, ValueError):
@@ -161,4 +179,4 @@ def _differences(diffs: npt.ArrayLike) -> np.ndarray:
         raise ValueError(f"diffs must be 1-D, got shape {d.shape}")
     if np.isinf(d).any():
         raise ValueError("diffs must be finite (NaN marks a missing difference)")
-    return d[~np.isnan(d)]
+    return d
