@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from explorer.judge_cases import capital_kb
 from jupyter_browser import open_notebook, run_all_cells, wait_all_cells_executed
 from playwright.sync_api import expect
 
@@ -27,18 +28,6 @@ from heta_nb.llm_judges import STANDIN_NAME, standin_model
 pytestmark = pytest.mark.browser
 
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-def _kb(query: str) -> dict[str, Any]:
-    """The answer's first claim is in the result at rank 2 (rank 1 is off topic); its second is nowhere."""
-    i = query.split()[-1].rstrip("?")
-    return {
-        "answer": f"The capital of country {i} is City{i}. It has a large harbour.",
-        "results": [
-            {"id": "cats", "text": "Cats sleep most of the day and rarely think about capitals."},
-            {"id": f"doc-{i}", "text": f"City{i} is the capital of country {i}, on the northern coast."},
-        ],
-    }
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +43,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     report = heta_nb.evaluate(
         benchmark,
-        kb=_kb,
+        kb=capital_kb,
         evaluators=["faithfulness", "context_precision", "answer_relevance"],
         judge_model=standin_model(),
         judge_cache=None,

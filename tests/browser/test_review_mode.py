@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from explorer.judge_cases import capital_kb
 from jupyter_browser import open_notebook, run_all_cells, wait_all_cells_executed
 from playwright.sync_api import expect
 
@@ -45,18 +46,6 @@ benchmark = Benchmark.from_frame(
 """
 
 
-def _kb(query: str) -> dict[str, Any]:
-    """An answer half right (its second claim is nowhere), the right result at rank 2."""
-    i = query.split()[-1].rstrip("?")
-    return {
-        "answer": f"The capital of country {i} is City{i}. It has a large harbour.",
-        "results": [
-            {"id": "cats", "text": "Cats sleep most of the day and rarely think about capitals."},
-            {"id": f"doc-{i}", "text": f"City{i} is the capital of country {i}, on the northern coast."},
-        ],
-    }
-
-
 @pytest.fixture(scope="module")
 def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A report of 14 cases judged by the stand-in judge (judge blocks, claims, verdicts), its JSON,
@@ -66,7 +55,7 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     benchmark = scope["benchmark"]
     report = heta_nb.evaluate(
         benchmark,
-        kb=_kb,
+        kb=capital_kb,
         evaluators=["answer_f1", "answer_contains", "faithfulness", "context_precision"],
         judge_model=standin_model(),
         judge_cache=None,

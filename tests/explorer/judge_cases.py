@@ -14,6 +14,19 @@ from heta_nb.model import EvaluationReport
 MODEL = "openai/gpt-4o-mini"
 
 
+def capital_kb(query: str) -> dict[str, Any]:
+    """A KB for judged browser reports: an answer half right (its first claim is in the result at rank 2,
+    rank 1 is off topic; its second claim is nowhere)."""
+    i = query.split()[-1].rstrip("?")
+    return {
+        "answer": f"The capital of country {i} is City{i}. It has a large harbour.",
+        "results": [
+            {"id": "cats", "text": "Cats sleep most of the day and rarely think about capitals."},
+            {"id": f"doc-{i}", "text": f"City{i} is the capital of country {i}, on the northern coast."},
+        ],
+    }
+
+
 def judge(kind: str, repeats: int = 1, model: str = MODEL) -> dict[str, Any]:
     """A score's ``metadata.judge``."""
     return {
