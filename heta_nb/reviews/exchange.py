@@ -4,6 +4,7 @@ reviews file (the offline page's download) or a DataFrame."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import orjson
 import pandas as pd
 
 from heta_nb._util.fs import read_regular_file
-from heta_nb.reviews.log import Review, utc_now, verdict_value
+from heta_nb.reviews.log import Review, utc_now
 from heta_nb.reviews.place import review_log
 
 __all__ = ["REVIEW_COLUMNS", "import_reviews", "reviews_frame"]
@@ -95,33 +96,15 @@ def import_reviews(
     reviews = []
     for index, row in enumerate(rows):
         at = f"{where}[{index}]"
-        if not isinstance(row, dict):
-            raise ValueError(f"{at}: a review must be an object")
-        row = dict(row)
-        if reviewer and not row.get("reviewer"):
-            row["reviewer"] = reviewer
-        for key in ("case_id", "query_mode", "reviewer"):
-            if not isinstance(row.get(key), str) or not str(row[key]).strip():
-                raise ValueError(f"{at}: {key!r} must be a non-empty string")
-        if (row["case_id"], row["query_mode"]) not in known:
+        if reviewer and isinstance(row, dict) and not row.get("reviewer"):
+            row = {**row, "reviewer": reviewer}
+        review = Review.from_record(row, at)  # (the checks of a reviews file's line)
+        if (review.case_id, review.query_mode) not in known:
             raise ValueError(
-                f"{at}: report {report.report_id!r} has no case {row['case_id']!r} in mode {row['query_mode']!r}"
+                f"{at}: report {report.report_id!r} has no case {review.case_id!r} in mode {review.query_mode!r}"
             )
-        verdict, value = verdict_value(row.get("verdict"), f"{at}: verdict")
-        note = row.get("note")
-        reviews.append(
-            Review(
-                row["case_id"],
-                row["query_mode"],
-                row["reviewer"].strip(),
-                verdict,
-                value,
-                note if isinstance(note, str) and note.strip() else None,
-                row.get("blind") is True,
-                str(row.get("at") or utc_now()),
-                str(report.report_id),
-            )
-        )
+        reviewer_name, stamp = review.reviewer.strip(), review.at or utc_now()
+        reviews.append(replace(review, reviewer=reviewer_name, at=stamp, report_id=str(report.report_id)))
     log = review_log(report, store=store, path=path)
     log.append(reviews)
     frame = pd.DataFrame([{k: v for k, v in r.record().items() if k in REVIEW_COLUMNS} for r in reviews])

@@ -87,7 +87,7 @@ class Review:
         if not isinstance(data, dict):
             raise ValueError(f"{where}: a review must be a JSON object")
         for key in ("case_id", "query_mode", "reviewer"):
-            if not isinstance(data.get(key), str) or not data[key]:
+            if not isinstance(data.get(key), str) or not data[key].strip():
                 raise ValueError(f"{where}: {key!r} must be a non-empty string")
         verdict, value = verdict_value(data.get("verdict"), f"{where}: verdict")
         note = data.get("note")
@@ -97,7 +97,7 @@ class Review:
             data["reviewer"],
             verdict,
             value,
-            note if isinstance(note, str) and note else None,
+            note if isinstance(note, str) and note.strip() else None,
             data.get("blind") is True,
             str(data.get("at") or ""),
             str(data.get("report_id") or ""),
