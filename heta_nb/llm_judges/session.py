@@ -45,14 +45,10 @@ class Usage:
 
     def add(self, tokens_in: int | None, tokens_out: int | None, cost: float | None, *, cached: bool) -> None:
         """Count one call."""
-        self.calls += 1
-        self.cached += cached
-        self.tokens_in = None if self.tokens_in is None or tokens_in is None else self.tokens_in + tokens_in
-        self.tokens_out = None if self.tokens_out is None or tokens_out is None else self.tokens_out + tokens_out
-        self.cost = None if self.cost is None or cost is None else self.cost + cost
+        self.merge(Usage(1, int(cached), tokens_in, tokens_out, cost))
 
     def merge(self, other: Usage) -> None:
-        """Add another score part's usage (a repeat)."""
+        """Add another usage (one call, or a repeat's): a sum is None once a part is unknown."""
         self.calls += other.calls
         self.cached += other.cached
         for name in ("tokens_in", "tokens_out", "cost"):
