@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from heta_nb.comparison.align import align_scores
+from heta_nb.comparison.groups import as_cluster_labels, case_groups, grouping_name
 from heta_nb.comparison.notes import (
     HetaComparisonWarning,
     completeness_warnings,
@@ -19,6 +20,7 @@ from heta_nb.comparison.notes import (
     skipped_notes,
 )
 from heta_nb.comparison.result import Comparison
+from heta_nb.comparison.sensitivity import Clustering, clustering_note, sensitivities
 from heta_nb.comparison.significance import Family, run_paired_tests, untested
 from heta_nb.comparison.systems import System, baselines_of, name_systems, resolve_systems, unique_labels
 from heta_nb.llm_judges.binding import judge_difference
@@ -42,6 +44,9 @@ def compare(
     tie_tolerance: float = 1e-9,
     correction: Literal["holm", "none"] = "holm",
     reviews: Any = None,
+    benchmark: Any = None,
+    cluster_by: Any = None,
+    cluster_method: Literal["bootstrap", "robust"] = "bootstrap",
 ) -> Comparison:
     """Compare recipes (reports) or query modes case by case against a baseline.
 
@@ -102,6 +107,22 @@ def compare(
     pass ``metrics=[...]``. Only comparisons against a baseline are tested, not every
     pair. Every metric is taken as higher-is-better.
 
+    **Clustering.** Questions written about one document (or topic) move together, so
+    ``n`` such cases hold less information than ``n`` independent ones. With ``cluster_by``
+    (``"document"``: cases sharing an expected evidence document; a label or metadata field of
+    the benchmark's cases; a ``{case_id: group}`` mapping or a function) every interval and
+    p-value treats the clusters as the units (``cluster_method="bootstrap"``: whole clusters
+    resampled, cluster sign-flip test; ``"robust"``: CR1 standard errors, t on ``G - 1`` df),
+    and the outputs say so (:attr:`Comparison.clustering`, ``clusters`` and ``design_effect``
+    in the summary).
+
+    **What a test can see.** Every tested row carries its ``min_detectable_difference``: the
+    smallest difference detected with 80 % power at the family's level, from the observed
+    paired spread (clustered when clustering). A test that finds nothing while that difference
+    is larger than the change it saw is **underpowered**, never "no detectable difference".
+    For a metric whose compared scores are all 0/1 the exact McNemar test on the discordant
+    pairs stands beside it (``mcnemar_p``).
+
     Args:
         *reports: Two or more reports of one benchmark (recipes), or one report with two
             or more modes. Each may be an ``EvaluationReport`` or anything
@@ -125,6 +146,12 @@ def compare(
         alpha: Significance level for ``significant`` and the verdicts (after correction).
         tie_tolerance: ``|delta| <= tie_tolerance`` counts as a tie in wins/ties/losses.
         correction: ``"holm"`` (over each system's metrics against its baseline) or ``"none"``.
+        reviews: People's reviews of both reports (prediction-powered estimates beside the tests).
+        benchmark: The benchmark the reports ran (heta_nb's or Heta's): its case labels and
+            evidence, for ``cluster_by`` and :meth:`Comparison.slices`.
+        cluster_by: Cluster the cases: ``"document"``, a case label or metadata field, a
+            ``{case_id: group}`` mapping or a function of the case (see above).
+        cluster_method: ``"bootstrap"`` (default) or ``"robust"``.
 
     Returns:
         The :class:`Comparison`.
@@ -169,9 +196,16 @@ def compare(
         found[:0] = report_warnings(loaded, report_labels, aligned.overlap)
     found.extend(overlap_warnings(aligned.overlap))
 
+    clustering = None
+    if cluster_by is not None:
+        if cluster_method not in ("bootstrap", "robust"):
+            raise ValueError(f"cluster_method must be 'bootstrap' or 'robust', got {cluster_method!r}")
+        groups = case_groups(cluster_by, aligned.case_ids, benchmark)
+        clustering = Clustering(grouping_name(cluster_by), tuple(as_cluster_labels(groups)), cluster_method)
     own = _own_reasons(loaded, systems, aligned.metrics)
     incomparable = _judges_differ(loaded, systems, base_of, aligned.metrics)
     not_applicable = {**untested(own, [s.mode for s in systems], base_of, len(aligned.metrics)), **incomparable}
+    intervals: dict[tuple[int, int], Any] = {}
     tests = run_paired_tests(
         aligned,
         base_of,
@@ -181,6 +215,8 @@ def compare(
         seed=seed,
         tie_tolerance=tie_tolerance,
         correction=correction,
+        clustering=clustering,
+        intervals=intervals,
     )
     if not_applicable:
         for word, untested_ones in (
@@ -195,6 +231,10 @@ def compare(
                     )
                 )
     families = _families(systems, base_of, aligned.metrics, tests, not_applicable, correction, paired_by_mode)
+    sizes = {k: family.size for k, family in families.items()}
+    sensitivity = sensitivities(tests, aligned, base_of, sizes, intervals, alpha=alpha, skip=not_applicable)
+    if clustering is not None:
+        notes.append(clustering_note(clustering, intervals, systems, aligned.metrics))
     tested = {key: t for key, t in tests.items() if key not in not_applicable}
     notes.extend(interval_notes(tested, [s.name for s in systems], aligned.metrics, alpha, confidence, correction))
     human = None
@@ -219,6 +259,9 @@ def compare(
         not_applicable=own,
         incomparable=incomparable,
         human=human,
+        sensitivity=sensitivity,
+        clustering=clustering,
+        benchmark=benchmark,
         arguments={
             "names": list(names) if names is not None else None,
             "metrics": [metrics] if isinstance(metrics, str) else (list(metrics) if metrics is not None else None),
@@ -227,6 +270,8 @@ def compare(
             "across_modes": bool(across_modes),
             "resamples": int(resamples),
             "include_skipped": bool(include_skipped),
+            "cluster_by": cluster_by,
+            "cluster_method": cluster_method,
         },
         settings={
             "resamples": int(resamples),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,7 +12,60 @@ from heta_nb.stats.paired import PairedTest
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["delta_histogram", "paired_scatter"]
+    from heta_nb.comparison.result import Comparison
+
+__all__ = ["delta_histogram", "paired_scatter", "plot_deltas", "plot_paired"]
+
+
+def plot_paired(comparison: Comparison, j: int, k: int, ax: Axes | None) -> Axes:
+    """:meth:`Comparison.plot_paired` of metric ``j`` and tested system ``k``."""
+    aligned, base = comparison._aligned, comparison.base_of[k]
+    mask = aligned.mask[k, j]
+    t = comparison._tests[(k, j)]
+    metric = comparison.metrics[j]
+    names = (comparison.systems[base], comparison.systems[k])
+    ax, jittered = paired_scatter(
+        aligned.values[base, j, mask], aligned.values[k, j, mask], t, metric, names, seed=comparison.seed, ax=ax
+    )
+    ax.heta_nb_info = _plot_info(comparison, "paired", metric, k, t, jittered=jittered)  # type: ignore[attr-defined]
+    return ax
+
+
+def plot_deltas(comparison: Comparison, j: int, k: int, ax: Axes | None) -> Axes:
+    """:meth:`Comparison.plot_deltas` of metric ``j`` and tested system ``k``."""
+    from heta_nb.comparison.significance import verdict_text
+
+    t = comparison._tests[(k, j)]
+    metric = comparison.metrics[j]
+    names = (comparison.systems[comparison.base_of[k]], comparison.systems[k])
+    ax = delta_histogram(
+        comparison.deltas(metric, k),
+        t,
+        metric,
+        names,
+        confidence=comparison.confidence,
+        verdict=verdict_text(t, comparison.alpha, comparison._mdd((k, j))),
+        ax=ax,
+    )
+    ax.heta_nb_info = _plot_info(comparison, "deltas", metric, k, t)  # type: ignore[attr-defined]
+    return ax
+
+
+def _plot_info(comparison: Comparison, plot: str, metric: str, k: int, t: PairedTest, **extra: Any) -> dict[str, Any]:
+    """What a figure shows, as data (tests read it)."""
+    return {
+        "plot": plot,
+        "metric": metric,
+        "system": comparison.systems[k],
+        "baseline": comparison.systems[comparison.base_of[k]],
+        "n": t.n,
+        "mean_diff": t.mean_diff,
+        "ci": (t.ci_low, t.ci_high),
+        "wins": t.wins,
+        "ties": t.ties,
+        "losses": t.losses,
+        **extra,
+    }
 
 
 def _axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Axes, tuple[str, ...]]:

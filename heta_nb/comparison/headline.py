@@ -12,14 +12,14 @@ __all__ = ["differing_metrics", "verdict_line", "verdict_lines"]
 
 
 def _kind(row: Mapping[str, Any]) -> str:
-    """``"better"``, ``"worse"``, ``"inconclusive"``, ``"na"``, ``"none"`` or ``"same"``
-    (no detectable difference) from a summary row's verdict."""
+    """``"better"``, ``"worse"``, ``"inconclusive"``, ``"underpowered"``, ``"na"``, ``"none"`` or
+    ``"same"`` (no detectable difference) from a summary row's verdict."""
     verdict = str(row["verdict"])
     if verdict.startswith("n/a"):
         return "na"
     if verdict.startswith("not comparable"):
         return "incomparable"
-    for word in ("better", "worse", "inconclusive"):
+    for word in ("better", "worse", "inconclusive", "underpowered"):
         if verdict.startswith(word):
             return word
     if verdict.startswith("no aligned"):
@@ -46,14 +46,15 @@ def verdict_line(system: str, baseline: str, rows: Sequence[Mapping[str, Any]]) 
 
     Returns:
         ``text`` (the plain line), ``tone`` (``"better"``, ``"worse"``, ``"mixed"`` or
-        ``""``) and the metric lists ``better``, ``worse``, ``inconclusive``, ``na`` and
-        the count ``same`` (no detectable difference); the words agree with each row's
+        ``""``) and the metric lists ``better``, ``worse``, ``inconclusive``, ``underpowered``,
+        ``na`` and the count ``same`` (no detectable difference); the words agree with each row's
         verdict, which is the significance test's (Holm-adjusted when corrected).
     """
     groups: dict[str, list[Mapping[str, Any]]] = {
         "better": [],
         "worse": [],
         "inconclusive": [],
+        "underpowered": [],
         "na": [],
         "incomparable": [],
     }
@@ -74,7 +75,13 @@ def verdict_line(system: str, baseline: str, rows: Sequence[Mapping[str, Any]]) 
     if groups["inconclusive"]:
         names = ", ".join(str(r["metric"]) for r in groups["inconclusive"][:4])
         parts.append(f"{len(groups['inconclusive'])} inconclusive ({names}: CI excludes 0, not significant)")
-    parts.append(f"{same} no detectable difference")
+    if groups["underpowered"]:
+        found = groups["underpowered"]
+        names = ", ".join(f"{r['metric']} < {r['min_detectable_difference']:.3g}" for r in found[:4])
+        more = ", …" if len(found) > 4 else ""
+        parts.append(f"{len(found)} underpowered (cannot tell apart: {names}{more})")
+    if same or not groups["underpowered"]:
+        parts.append(f"{same} no detectable difference")
     if groups["na"]:
         parts.append(f"{len(groups['na'])} n/a ({', '.join(str(r['metric']) for r in groups['na'][:4])})")
     if groups["incomparable"]:
@@ -92,6 +99,7 @@ def verdict_line(system: str, baseline: str, rows: Sequence[Mapping[str, Any]]) 
         "better": [str(r["metric"]) for r in groups["better"]],
         "worse": [str(r["metric"]) for r in groups["worse"]],
         "inconclusive": [str(r["metric"]) for r in groups["inconclusive"]],
+        "underpowered": [str(r["metric"]) for r in groups["underpowered"]],
         "na": [str(r["metric"]) for r in groups["na"]],
         "incomparable": [str(r["metric"]) for r in groups["incomparable"]],
         "same": same,
@@ -115,7 +123,7 @@ def differing_metrics(rows: Sequence[Mapping[str, Any]], system: str) -> list[st
     adjusted p; n/a metrics and metrics without aligned cases last."""
 
     def key(row: Mapping[str, Any]) -> tuple[int, float, float]:
-        rank = {"better": 0, "worse": 0, "inconclusive": 1, "same": 2}.get(_kind(row), 3)
+        rank = {"better": 0, "worse": 0, "inconclusive": 1, "underpowered": 2, "same": 2}.get(_kind(row), 3)
         p = row["p_adjusted"]
         return (
             rank,

@@ -10,6 +10,7 @@ from heta_nb._util.frames import frame as frame_of
 from heta_nb.comparison.align import Aligned
 from heta_nb.comparison.headline import differing_metrics, verdict_lines
 from heta_nb.comparison.overlap import Overlap
+from heta_nb.comparison.sensitivity import Clustering, Sensitivity
 from heta_nb.comparison.significance import Family, is_significant, untested, verdict_text
 from heta_nb.comparison.systems import System, index_of
 from heta_nb.model.record import RichDisplay
@@ -42,6 +43,10 @@ SUMMARY_COLUMNS = (
     "losses",
     "significant",
     "verdict",
+    "min_detectable_difference",
+    "mcnemar_p",
+    "clusters",
+    "design_effect",
 )
 """Columns of :meth:`Comparison.summary_frame` (and keys of :meth:`Comparison.summary_rows`)."""
 
@@ -83,6 +88,9 @@ class Comparison(RichDisplay):
         not_applicable: dict[tuple[int, int], str] | None = None,
         incomparable: dict[tuple[int, int], str] | None = None,
         human: pd.DataFrame | None = None,
+        sensitivity: dict[tuple[int, int], Sensitivity] | None = None,
+        clustering: Clustering | None = None,
+        benchmark: Any = None,
     ) -> None:
         self.reports: tuple[EvaluationReport, ...] = reports
         """The compared reports (what exports save next to a notebook)."""
@@ -111,6 +119,12 @@ class Comparison(RichDisplay):
         own = dict(not_applicable or {})
         self._na_own = own
         """``{(system, metric): reason}``: the metric is n/a in that system's mode."""
+        self._sensitivity = dict(sensitivity or {})
+        """``{(system, metric): Sensitivity}``: what each test can see (MDD, McNemar, clusters)."""
+        self.clustering: Clustering | None = clustering
+        """How the cases are clustered (``compare(cluster_by=...)``), or None."""
+        self.benchmark: Any = benchmark
+        """The benchmark given to ``compare`` (labels and evidence for slices and clusters), or None."""
         self._human = human
         """People's estimate of each difference (``compare(..., reviews=)``), or None."""
         self._incomparable = dict(incomparable or {})
@@ -207,7 +221,17 @@ class Comparison(RichDisplay):
         ``"inconclusive (...)"`` or ``"n/a: full_text_search returns no answers"`` (not tested)."""
         key = (self._system(system), self._metric(metric))
         why = self._not_applicable.get(key)
-        return self._untested_text(key, why) if why else verdict_text(self.test(system, metric), self.alpha)
+        return self._untested_text(key, why) if why else verdict_text(self._tests[key], self.alpha, self._mdd(key))
+
+    def _mdd(self, key: tuple[int, int]) -> float:
+        """The minimum detectable difference of a test (NaN when untested)."""
+        found = self._sensitivity.get(key)
+        return found.mdd if found is not None else float("nan")
+
+    def sensitivity(self, system: int | str, metric: str) -> Sensitivity | None:
+        """What the test of ``system`` on ``metric`` can see: its minimum detectable difference,
+        McNemar's test (0/1 metrics) and the clustered interval (None when not tested)."""
+        return self._sensitivity.get((self._system(system), self._metric(metric)))
 
     def _untested_text(self, key: tuple[int, int], why: str) -> str:
         """``"not comparable: judge differs: ..."`` or ``"n/a: ..."``."""
@@ -256,6 +280,9 @@ class Comparison(RichDisplay):
             for j, metric in enumerate(self.metrics):
                 t = self._tests[(k, j)]
                 why = self._not_applicable.get((k, j))
+                seen = self._sensitivity.get((k, j))
+                mcnemar = seen.mcnemar if seen is not None else None
+                clustered = seen.clustered if seen is not None else None
                 rows.append(
                     {
                         "system": name,
@@ -276,7 +303,13 @@ class Comparison(RichDisplay):
                         "ties": t.ties,
                         "losses": t.losses,
                         "significant": not why and is_significant(t, self.alpha),
-                        "verdict": self._untested_text((k, j), why) if why else verdict_text(t, self.alpha),
+                        "verdict": self._untested_text((k, j), why)
+                        if why
+                        else verdict_text(t, self.alpha, self._mdd((k, j))),
+                        "min_detectable_difference": self._mdd((k, j)),
+                        "mcnemar_p": mcnemar.p_value if mcnemar is not None else float("nan"),
+                        "clusters": clustered.clusters if clustered is not None else 0,
+                        "design_effect": clustered.design_effect if clustered is not None else float("nan"),
                     }
                 )
         return rows
@@ -330,11 +363,16 @@ class Comparison(RichDisplay):
         ``mean_diff`` = system - baseline with its bootstrap CI, ``p_value`` the permutation
         p-value and ``p_adjusted`` the Holm-adjusted one over ``family`` (the system's
         metrics against its baseline, ``family_size`` tests), which ``significant`` and
-        ``verdict`` use. An n/a row (not tested) has ``n`` 0, NaN numbers and an empty family.
+        ``verdict`` use. ``min_detectable_difference`` is the smallest difference the test
+        detects with 80 % power at the family's level (a non-significant test below it reads
+        "underpowered"), ``mcnemar_p`` McNemar's exact p-value for 0/1 metrics (NaN otherwise),
+        ``clusters`` and ``design_effect`` the clusters the interval and p-value treat as units
+        (``compare(cluster_by=...)``; 0 and NaN without clustering). An n/a row (not tested) has
+        ``n`` 0, NaN numbers and an empty family.
         """
 
         frame = frame_of(self.summary_rows(), columns=list(SUMMARY_COLUMNS))
-        for name in ("n", "wins", "ties", "losses"):
+        for name in ("n", "wins", "ties", "losses", "clusters"):
             frame[name] = frame[name].astype("int64")
         frame["significant"] = frame["significant"].astype("bool")
         frame["family_size"] = frame["family_size"].astype("int64")
@@ -354,29 +392,9 @@ class Comparison(RichDisplay):
         With ``metric=None`` every metric is stacked, with a leading ``metric`` column.
         Deltas are ``system - baseline``; rows keep the baseline report's case order.
         """
-        import pandas as pd
+        from heta_nb.comparison.cases import cases_frame
 
-        if metric is None:
-            frames = [self.cases_frame(m) for m in self.metrics]
-            for m, frame in zip(self.metrics, frames):
-                frame.insert(0, "metric", m)
-            return pd.concat(frames, ignore_index=True)
-        j = self._metric(metric)
-        where = np.flatnonzero(self._common_mask(j))
-        columns: dict[str, Any] = {
-            "unit": [self._aligned.units[i] for i in where],
-            "case_id": [self._aligned.case_ids[i] for i in where],
-            "query": [self._aligned.queries[i] for i in where],
-        }
-        for k, name in enumerate(self.systems):
-            columns[name] = self._aligned.values[k, j, where]
-        for k, name in enumerate(self.systems):
-            if k in self._base_of:
-                base_values = self._aligned.values[self._base_of[k], j, where]
-                columns[f"delta {name}"] = self._aligned.values[k, j, where] - base_values
-        frame = frame_of(columns)
-        frame.attrs.update(metric=metric, baseline=self.baseline)
-        return frame
+        return cases_frame(self, metric)
 
     def explore(self, *, benchmark: Any = None, **filters: Any) -> Any:
         """Both systems side by side per case, coloured deltas, quick filters (an
@@ -394,27 +412,50 @@ class Comparison(RichDisplay):
         return self._extremes(metric, n, system, improved=False)
 
     def _extremes(self, metric: str, n: int, system: int | str | None, *, improved: bool) -> pd.DataFrame:
+        from heta_nb.comparison.cases import extremes
 
-        j, k = self._metric(metric), self._system(system)
-        where = np.flatnonzero(self._aligned.mask[k, j])
-        a = self._aligned.values[self._base_of[k], j, where]
-        b = self._aligned.values[k, j, where]
-        d = b - a
-        keep = np.flatnonzero(d > self.tie_tolerance if improved else d < -self.tie_tolerance)
-        order = keep[np.argsort(-d[keep] if improved else d[keep], kind="stable")][: max(0, int(n))]
-        name = self.systems[k]
-        frame = frame_of(
-            {
-                "unit": [self._aligned.units[where[i]] for i in order],
-                "case_id": [self._aligned.case_ids[where[i]] for i in order],
-                "query": [self._aligned.queries[where[i]] for i in order],
-                self.systems[self._base_of[k]]: a[order],
-                name: b[order],
-                "delta": d[order],
-            }
-        )
-        frame.attrs.update(metric=metric, baseline=self.systems[self._base_of[k]], system=name)
-        return frame
+        return extremes(self, self._metric(metric), self._system(system), n, improved=improved)
+
+    # -- why it changed -------------------------------------------------------------------
+    def stages(self, *, answer: str | None = None, evidence: str | None = None) -> pd.DataFrame:
+        """Where the answer was lost: one row per case that got worse or better (per tested
+        system), with its ``stage``: ``retrieval``, ``generation``, ``both``, ``neither`` (the
+        output did not change) or ``unknown`` (:mod:`heta_nb.comparison.stages` has the rules).
+        ``answer`` / ``evidence`` name the metrics read (default: the first answer metric and
+        the first evidence metric compared)."""
+        from heta_nb.comparison.stages import case_stages
+
+        return case_stages(self, answer=answer, evidence=evidence)
+
+    def stage_counts(self, *, answer: str | None = None, evidence: str | None = None) -> pd.DataFrame:
+        """:meth:`stages` counted per system, mode and direction, one column per stage."""
+        from heta_nb.comparison.stages import stage_counts
+
+        return stage_counts(self.stages(answer=answer, evidence=evidence))
+
+    def slices(
+        self,
+        by: Any = "labels",
+        *,
+        metrics: list[str] | None = None,
+        benchmark: Any = None,
+        correction: str = "holm",
+        min_cases: int = 10,
+    ) -> pd.DataFrame:
+        """Which slices moved: the paired difference of every slice, per tested system and metric.
+
+        ``by``: ``"labels"`` (every label key of the benchmark), a label or metadata field
+        (``"labels.topic"``), ``"document"``, a ``{case_id: slice}`` mapping or a function of the
+        case. The slices of one system and metric are adjusted together (``correction="holm"`` or
+        ``"bh"``, Benjamini-Hochberg), named in each row; a slice under ``min_cases`` cases says it
+        is too small. The slices that moved come first (:mod:`heta_nb.comparison.slices`).
+        """
+        from heta_nb.comparison.slices import slice_tests
+
+        return slice_tests(
+            self, by, metrics=metrics, benchmark=benchmark, correction=correction,  # type: ignore[arg-type]
+            min_cases=min_cases,
+        )  # fmt: skip
 
     # -- plots ---------------------------------------------------------------------------
     def plot_paired(self, metric: str, system: int | str | None = None, ax: Axes | None = None) -> Axes:
@@ -425,54 +466,18 @@ class Comparison(RichDisplay):
         ``seed``) so that stacked points stay visible. Like :mod:`heta_nb.plots`, draws on
         ``ax`` or a new pyplot-free figure, and sets ``ax.heta_nb_info``.
         """
-        from heta_nb.comparison.figures import paired_scatter
+        from heta_nb.comparison.figures import plot_paired
 
-        j, k = self._metric(metric), self._system(system)
-        mask = self._aligned.mask[k, j]
-        x = self._aligned.values[self._base_of[k], j, mask]
-        y = self._aligned.values[k, j, mask]
-        t = self._tests[(k, j)]
-        names = (self.systems[self._base_of[k]], self.systems[k])
-        ax, jittered = paired_scatter(x, y, t, metric, names, seed=self.seed, ax=ax)
-        ax.heta_nb_info = self._plot_info("paired", metric, k, t, jittered=jittered)  # type: ignore[attr-defined]
-        return ax
+        return plot_paired(self, self._metric(metric), self._system(system), ax)
 
     def plot_deltas(self, metric: str, system: int | str | None = None, ax: Axes | None = None) -> Axes:
         """Histogram of per-case deltas (``system - baseline``) with the mean and its CI marked.
 
         At most 25 distinct deltas are drawn as one bar each, more as a histogram.
         """
-        from heta_nb.comparison.figures import delta_histogram
+        from heta_nb.comparison.figures import plot_deltas
 
-        j, k = self._metric(metric), self._system(system)
-        t = self._tests[(k, j)]
-        names = (self.systems[self._base_of[k]], self.systems[k])
-        ax = delta_histogram(
-            self.deltas(metric, k),
-            t,
-            metric,
-            names,
-            confidence=self.confidence,
-            verdict=verdict_text(t, self.alpha),
-            ax=ax,
-        )
-        ax.heta_nb_info = self._plot_info("deltas", metric, k, t)  # type: ignore[attr-defined]
-        return ax
-
-    def _plot_info(self, plot: str, metric: str, k: int, t: PairedTest, **extra: Any) -> dict[str, Any]:
-        return {
-            "plot": plot,
-            "metric": metric,
-            "system": self.systems[k],
-            "baseline": self.systems[self._base_of[k]],
-            "n": t.n,
-            "mean_diff": t.mean_diff,
-            "ci": (t.ci_low, t.ci_high),
-            "wins": t.wins,
-            "ties": t.ties,
-            "losses": t.losses,
-            **extra,
-        }
+        return plot_deltas(self, self._metric(metric), self._system(system), ax)
 
     # -- text ----------------------------------------------------------------------------
     def __repr__(self) -> str:

@@ -18,7 +18,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from heta_nb.comparison.align import Aligned
+from heta_nb.comparison.sensitivity import Clustering, cluster_tests
 from heta_nb.stats.batch import paired_tests
+from heta_nb.stats.clustered import ClusteredInterval
 from heta_nb.stats.format import p_text
 from heta_nb.stats.paired import PairedTest, holm
 
@@ -91,6 +93,8 @@ def run_paired_tests(
     seed: int,
     tie_tolerance: float,
     correction: str,
+    clustering: Clustering | None = None,
+    intervals: dict[tuple[int, int], ClusteredInterval] | None = None,
 ) -> dict[tuple[int, int], PairedTest]:
     """Test every system against its baseline on each metric, family by family.
 
@@ -108,6 +112,9 @@ def run_paired_tests(
         seed: Seed of the resamples.
         tie_tolerance: ``|delta| <= tie_tolerance`` counts as a tie.
         correction: ``"holm"`` (adjust each family) or ``"none"``.
+        clustering: When given, each test's interval and p-value come from the clusters
+            (:func:`~heta_nb.comparison.sensitivity.cluster_tests`), before the correction.
+        intervals: Filled with each clustered test's interval when clustering.
 
     Returns:
         The test of each ``(system index, metric index)`` (n/a ones with no numbers).
@@ -144,6 +151,12 @@ def run_paired_tests(
                 ),
             )
         )
+        if clustering is not None:
+            found, clustered = cluster_tests(
+                found, aligned, base_of, clustering, resamples=resamples, seed=seed, confidence=confidence
+            )
+            if intervals is not None:
+                intervals.update(clustered)
         for keys in families:
             family = {key: found[key] for key in keys}
             if correction == "holm":
@@ -168,17 +181,21 @@ def is_significant(test: PairedTest, alpha: float) -> bool:
     return bool(test.n > 0 and not math.isnan(p) and p < alpha)
 
 
-def verdict_text(test: PairedTest, alpha: float) -> str:
-    """Plain words: ``"better (p=0.003)"``, ``"no detectable difference (p=0.41)"``, ``"worse (...)"``.
+def verdict_text(test: PairedTest, alpha: float, mdd: float = math.nan) -> str:
+    """Plain words: ``"better (p=0.003)"``, ``"underpowered (p=0.41; ...)"``, ``"worse (...)"``.
 
     Args:
         test: The paired test.
         alpha: The significance level (the p-value is never shown rounded across it).
+        mdd: The smallest difference the test detects at 80 % power (NaN: unknown).
 
     Returns:
         The verdict, or ``"no aligned cases"``. A test that is not significant but whose CI
-        excludes 0 (the CI is not adjusted for the family) is ``"inconclusive"``, never
-        "no detectable difference".
+        excludes 0 (the CI is not adjusted for the family) is ``"inconclusive"``. One that
+        is not significant while its minimum detectable difference is larger than the change
+        it saw is ``"underpowered"`` (the benchmark could not have told the change apart), never
+        "no detectable difference", which stays for a test that could have seen the change
+        (and for no change at all: every case scored the same).
     """
     if test.n == 0:
         return "no aligned cases"
@@ -188,6 +205,8 @@ def verdict_text(test: PairedTest, alpha: float) -> str:
         return f"{'better' if test.mean_diff > 0 else 'worse'} ({p})"
     if test.n >= 2 and (test.ci_low > 0.0 or test.ci_high < 0.0):  # never "no difference" beside such a CI
         return f"inconclusive ({p}; the unadjusted CI excludes 0)"
+    if math.isfinite(mdd) and mdd > abs(test.mean_diff) + 1e-12:
+        return f"underpowered ({p}; differences under {mdd:.3g} cannot be told apart with {test.n} cases)"
     return f"no detectable difference ({p})"
 
 

@@ -4,7 +4,8 @@ Dependency-free; the paired resampling tests (numpy) are in :mod:`heta_nb.stats.
 Agreement between raters (:mod:`heta_nb.stats.agreement`), prediction-powered inference
 (:mod:`heta_nb.stats.ppi`), McNemar's test (:mod:`heta_nb.stats.discordant`), clustered intervals
 (:mod:`heta_nb.stats.clustered`) and power (:mod:`heta_nb.stats.power`) use numpy too: their
-names are imported on first use.
+names are imported on first use. Benjamini-Hochberg's adjustment (:mod:`heta_nb.stats.multiple`)
+is dependency-free.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from heta_nb.stats.intervals import (
     t_interval,
     wilson_interval,
 )
+from heta_nb.stats.multiple import benjamini_hochberg
 
 if TYPE_CHECKING:
     from heta_nb.stats.agreement import (
@@ -48,6 +50,7 @@ _AGREEMENT = (
     "Agreement",
     "BinaryAgreement",
     "alpha_with_ci",
+    "benjamini_hochberg",
     "binary_agreement",
     "cohen_kappa",
     "kappa_with_ci",
@@ -69,6 +72,7 @@ __all__ = [
     "PPIEstimate",
     "PowerNote",
     "alpha_with_ci",
+    "benjamini_hochberg",
     "binary_agreement",
     "cases_needed",
     "clustered_mean_difference",

@@ -23,6 +23,11 @@ than ``n`` independent ones and the usual interval ``mean ± t(n - 1) * s / sqrt
     undoes the plain percentile interval's narrowness with few clusters; ``se`` is the standard
     deviation of the resampled means.
 
+**p-value** of "mean difference = 0", in the same spirit: ``"robust"`` the two-sided Student t on
+``G - 1`` df of ``mean / se``; ``"bootstrap"`` a sign-flip permutation test over whole clusters (each
+cluster's sum of differences keeps or flips its sign as one unit: exact over the ``2^G`` patterns up
+to :data:`EXACT_CLUSTERS` clusters, else ``resamples`` random patterns with ``(hits + 1) / (draws + 1)``).
+
 Beside it stands the naive interval that ignores the clustering (Student t on ``n - 1`` df), and
 the design effect ``se^2 / naive_se^2``: how many times the clustering inflates the variance.
 
@@ -42,10 +47,13 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from heta_nb.stats.intervals import expanded_percentile_alpha, student_t_ppf
+from heta_nb.stats.intervals import expanded_percentile_alpha, student_t_cdf, student_t_ppf
 from heta_nb.stats.power import checked_differences
 
-__all__ = ["ClusteredInterval", "clustered_mean_difference"]
+__all__ = ["EXACT_CLUSTERS", "ClusteredInterval", "clustered_mean_difference"]
+
+EXACT_CLUSTERS = 16
+"""Up to this many clusters the cluster sign-flip p-value enumerates every sign pattern."""
 
 _NAN = float("nan")
 _CHUNK = 1 << 22  # elements of the largest index array of one bootstrap step
@@ -90,6 +98,8 @@ class ClusteredInterval:
     """What a cluster is, for the text (``"documents"``, ``"topics"``)."""
     reason: str = ""
     """Why a number is NaN (empty when none is)."""
+    p_value: float = _NAN
+    """Two-sided p-value of "no difference" with clusters as the units (see the module)."""
 
     @property
     def text(self) -> str:
@@ -170,21 +180,25 @@ def clustered_mean_difference(
     sums = np.bincount(codes, weights=d, minlength=g)
     reason = ""
     df: int | None = None
+    p = _NAN
     if g < 2:
         se = low = high = _NAN
         reason = f"one {_singular(unit)}: no spread between clusters"
     elif boot:
         assert seq is not None
-        means = _bootstrap_means(sums, sizes, int(resamples), np.random.default_rng(seq))
+        rng = np.random.default_rng(seq)
+        means = _bootstrap_means(sums, sizes, int(resamples), rng)
         se = float(np.std(means, ddof=1))
         alpha = expanded_percentile_alpha(1.0 - confidence, g)
         low, high = (float(q) for q in np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0]))
+        p = _sign_flip_p(sums, int(resamples), rng)
     else:
         resid = np.bincount(codes, weights=d - estimate, minlength=g)  # E_g
         se = math.sqrt(g / (g - 1) * float(np.dot(resid, resid))) / n
         df = g - 1
         half = student_t_ppf(0.5 + confidence / 2.0, df) * se
         low, high = estimate - half, estimate + half
+        p = 2.0 * student_t_cdf(-abs(estimate) / se, df) if se > 0.0 else (1.0 if estimate == 0.0 else 0.0)
     if naive_se > 0.0 and not math.isnan(se):
         design_effect = (se / naive_se) ** 2
     else:
@@ -193,8 +207,25 @@ def clustered_mean_difference(
             reason = "one case: no spread" if n < 2 else "all differences equal: no spread"
     return ClusteredInterval(
         estimate, low, high, se, design_effect=design_effect, naive_ci_low=naive_low, naive_ci_high=naive_high,
-        naive_se=naive_se, df=df, reason=reason, **common,
+        naive_se=naive_se, df=df, reason=reason, p_value=min(1.0, p), **common,
     )  # fmt: skip
+
+
+def _sign_flip_p(sums: np.ndarray, resamples: int, rng: np.random.Generator) -> float:
+    """Two-sided p-value of a sign-flip test over whole clusters: how often ``|sum of ±S_g|``
+    reaches the observed ``|sum of S_g|`` (exact up to :data:`EXACT_CLUSTERS` clusters)."""
+    g = sums.size
+    observed = abs(float(sums.sum())) * (1.0 - 1e-12) - 1e-300  # ties count as reaching it
+    if g <= EXACT_CLUSTERS:
+        patterns = ((np.arange(1 << g)[:, None] >> np.arange(g)[None, :]) & 1) * 2.0 - 1.0
+        return float(np.mean(np.abs(patterns @ sums) >= observed))
+    hits = 0
+    step = max(1, _CHUNK // g)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        signs = rng.integers(0, 2, size=(rows, g)) * 2.0 - 1.0
+        hits += int(np.count_nonzero(np.abs(signs @ sums) >= observed))
+    return (hits + 1) / (resamples + 1)
 
 
 def _naive(d: np.ndarray, estimate: float, confidence: float) -> tuple[float, float, float]:
