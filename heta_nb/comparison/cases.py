@@ -12,12 +12,11 @@ from heta_nb._util.frames import frame as frame_of
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from heta_nb.comparison.result import Comparison
 
 __all__ = ["cases_frame", "extremes"]
 
 
-def cases_frame(comparison: Comparison, metric: str | None) -> pd.DataFrame:
+def cases_frame(comparison: Any, metric: str | None) -> pd.DataFrame:
     """:meth:`Comparison.cases_frame`: per case every pair compares, values and deltas."""
     import pandas as pd
 
@@ -44,7 +43,7 @@ def cases_frame(comparison: Comparison, metric: str | None) -> pd.DataFrame:
     return frame
 
 
-def extremes(comparison: Comparison, j: int, k: int, n: int, *, improved: bool) -> pd.DataFrame:
+def extremes(comparison: Any, j: int, k: int, n: int, *, improved: bool) -> pd.DataFrame:
     """The ``n`` cases where system ``k`` beats (``improved``) or falls below its baseline most on metric ``j``."""
     aligned, base = comparison._aligned, comparison.base_of[k]
     tol = comparison.tie_tolerance

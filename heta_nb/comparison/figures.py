@@ -12,12 +12,11 @@ from heta_nb.stats.paired import PairedTest
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-    from heta_nb.comparison.result import Comparison
 
 __all__ = ["delta_histogram", "paired_scatter", "plot_deltas", "plot_paired"]
 
 
-def plot_paired(comparison: Comparison, j: int, k: int, ax: Axes | None) -> Axes:
+def plot_paired(comparison: Any, j: int, k: int, ax: Axes | None) -> Axes:
     """:meth:`Comparison.plot_paired` of metric ``j`` and tested system ``k``."""
     aligned, base = comparison._aligned, comparison.base_of[k]
     mask = aligned.mask[k, j]
@@ -31,7 +30,7 @@ def plot_paired(comparison: Comparison, j: int, k: int, ax: Axes | None) -> Axes
     return ax
 
 
-def plot_deltas(comparison: Comparison, j: int, k: int, ax: Axes | None) -> Axes:
+def plot_deltas(comparison: Any, j: int, k: int, ax: Axes | None) -> Axes:
     """:meth:`Comparison.plot_deltas` of metric ``j`` and tested system ``k``."""
     from heta_nb.comparison.significance import verdict_text
 
@@ -51,7 +50,7 @@ def plot_deltas(comparison: Comparison, j: int, k: int, ax: Axes | None) -> Axes
     return ax
 
 
-def _plot_info(comparison: Comparison, plot: str, metric: str, k: int, t: PairedTest, **extra: Any) -> dict[str, Any]:
+def _plot_info(comparison: Any, plot: str, metric: str, k: int, t: PairedTest, **extra: Any) -> dict[str, Any]:
     """What a figure shows, as data (tests read it)."""
     return {
         "plot": plot,

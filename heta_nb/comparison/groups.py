@@ -79,7 +79,8 @@ def case_groups(by: Any, case_ids: Sequence[str], benchmark: Any = None) -> list
         )
     cases = _cases(benchmark)
     if by == "document":
-        return [(_evidence_documents(cases[c])[:1] or [None])[0] if c in cases else None for c in case_ids]
+        firsts = [_evidence_documents(cases[c])[:1] if c in cases else [] for c in case_ids]
+        return [docs[0] if docs else None for docs in firsts]
     if by == "linked_documents":
         return _document_clusters(case_ids, cases)
     return _field_groups(by, case_ids, cases)

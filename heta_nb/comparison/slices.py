@@ -29,7 +29,6 @@ from heta_nb.stats.paired import PairedTest, holm
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from heta_nb.comparison.result import Comparison
 
 __all__ = ["MIN_SLICE_CASES", "SLICE_COLUMNS", "slice_lines", "slice_tests"]
 
@@ -63,7 +62,7 @@ _CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
 def slice_tests(
-    comparison: Comparison,
+    comparison: Any,
     by: Any = "labels",
     *,
     metrics: list[str] | None = None,
@@ -114,7 +113,7 @@ def _as_slices(groups: list[Any]) -> np.ndarray:
 
 
 def _rows(
-    comparison: Comparison, by: str, groups: np.ndarray, metrics: list[str], correction: str, min_cases: int
+    comparison: Any, by: str, groups: np.ndarray, metrics: list[str], correction: str, min_cases: int
 ) -> list[dict[str, Any]]:
     """The rows of one grouping: every tested system × metric × slice, adjusted per system × metric."""
     aligned = comparison._aligned
@@ -155,7 +154,7 @@ def _rows(
     return out
 
 
-def _tests(comparison: Comparison, keys: list[tuple[int, int, str]], groups: np.ndarray) -> list[PairedTest]:
+def _tests(comparison: Any, keys: list[tuple[int, int, str]], groups: np.ndarray) -> list[PairedTest]:
     """The paired test of each slice, in one batch (clustered like the comparison when it clusters)."""
     if not keys:
         return []
@@ -177,7 +176,7 @@ def _tests(comparison: Comparison, keys: list[tuple[int, int, str]], groups: np.
     for test, mask, row_a, row_b in zip(tests, masks, a, b):
         interval = clustered_mean_difference(
             row_b[mask] - row_a[mask], labels[mask].tolist(), confidence=comparison.confidence,
-            resamples=min(comparison.resamples, 2_000), seed=comparison.seed, method=clustering.method,  # type: ignore[arg-type]
+            resamples=min(comparison.resamples, 2_000), seed=comparison.seed, method=clustering.method,
             unit=clustering.unit,
         )  # fmt: skip
         out.append(replace(test, ci_low=interval.ci_low, ci_high=interval.ci_high, p_value=interval.p_value))
@@ -185,7 +184,7 @@ def _tests(comparison: Comparison, keys: list[tuple[int, int, str]], groups: np.
 
 
 def _row(
-    comparison: Comparison, k: int, j: int, by: str, value: str, test: PairedTest | None, correction: str,
+    comparison: Any, k: int, j: int, by: str, value: str, test: PairedTest | None, correction: str,
     size: int, mdd: float, *, n: int = 0, min_cases: int = MIN_SLICE_CASES,
 ) -> dict[str, Any]:  # fmt: skip
     nan = math.nan

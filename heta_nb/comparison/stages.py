@@ -33,7 +33,6 @@ from heta_nb._util.frames import frame as frame_of
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from heta_nb.comparison.result import Comparison
 
 __all__ = ["STAGES", "STAGE_COLUMNS", "StageMetrics", "case_stages", "stage_counts", "stage_lines", "stage_metrics"]
 
@@ -122,7 +121,7 @@ def _outputs(report: Any, mode: str, keys: Sequence[tuple[str, str]]) -> list[tu
     return out
 
 
-def case_stages(comparison: Comparison, *, answer: str | None = None, evidence: str | None = None) -> pd.DataFrame:
+def case_stages(comparison: Any, *, answer: str | None = None, evidence: str | None = None) -> pd.DataFrame:
     """One row per changed case and tested system (columns :data:`STAGE_COLUMNS`); see the module."""
     aligned = comparison._aligned
     chosen = stage_metrics(comparison.metrics, answer, evidence)

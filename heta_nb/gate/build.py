@@ -42,6 +42,9 @@ def check(
     correction: Literal["holm", "none"] = "holm",
     calibration: Any = None,
     reviews: Mapping[str, Any] | None = None,
+    benchmark: Any = None,
+    cluster_by: Any = None,
+    cluster_method: Literal["bootstrap", "robust"] = "bootstrap",
 ) -> CheckResult:
     """Gate a new report against a baseline: did any metric regress?
 
@@ -65,7 +68,12 @@ def check(
       report: it cannot be checked (exit code 2, a JUnit ``<error>``);
     * **within tolerance**: a significant drop no larger than ``max_drop``;
     * **improvement**: a significant rise;
-    * **no detectable change**: no significant difference and no drop beyond ``max_drop``;
+    * **underpowered**: no significant difference, no drop beyond ``max_drop``, but the
+      benchmark could not have seen one: the row's ``min_detectable_difference`` (80 % power,
+      at the family's level) is larger than both the change and ``max_drop`` (exit code 0; the
+      reason names the size it can see);
+    * **no detectable change**: no significant difference, no drop beyond ``max_drop``, and a
+      drop of ``max_drop`` would have been detected;
     * **n/a**: the mode cannot produce the metric in either report: not tested (JUnit
       ``<skipped>``);
     * **not comparable**: no case has a usable score in both reports.
@@ -120,6 +128,10 @@ def check(
         reviews: ``{"new": ..., "baseline": ...}``, each report's reviews (``report.reviews(...)``):
             the notes add people's prediction-powered estimate of each mode's difference
             (:mod:`heta_nb.comparison.people`). It informs; the verdicts stay the paired tests'.
+        benchmark: The benchmark both reports ran, for ``cluster_by`` (its labels and evidence).
+        cluster_by: Cluster the cases as :func:`heta_nb.compare` does (``"document"``, a label
+            field, a ``{case_id: group}`` mapping): intervals and p-values treat clusters as units.
+        cluster_method: ``"bootstrap"`` or ``"robust"`` (see :func:`heta_nb.compare`).
 
     Returns:
         The :class:`~heta_nb.gate.CheckResult`.
@@ -192,6 +204,9 @@ def check(
                 alpha=alpha,
                 correction=correction,
                 reviews=reviews,
+                benchmark=benchmark,
+                cluster_by=cluster_by,
+                cluster_method=cluster_method,
             )
         comparisons[mode] = comparison
         mode_seconds[mode] = round(time.perf_counter() - mode_started, 6)
@@ -233,6 +248,7 @@ def check(
                 include_skipped,
                 families.get(mode) if tested else None,
                 is_significant(test, alpha),
+                comparisons[mode].sensitivity("new", metric) if tested else None,
             )
             rows.append(
                 judge(

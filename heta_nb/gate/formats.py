@@ -64,6 +64,7 @@ def headline(data: Mapping[str, Any]) -> str:
             ("improvement", "improved"),
             ("within tolerance", "dropped within tolerance"),
             ("unverified drop", "unverified drop(s) allowed"),
+            ("underpowered", "underpowered (too few cases to see the tolerated drop)"),
             ("no detectable change", "no detectable change"),
             ("n/a", "n/a (not tested)"),
         )

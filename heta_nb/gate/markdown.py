@@ -26,6 +26,7 @@ ICONS = {
     "not comparable": "⚠️",
     "improvement": "✅",
     "within tolerance": "✅",
+    "underpowered": "🔍",
     "no detectable change": "✅",
     "n/a": "✅",
 }

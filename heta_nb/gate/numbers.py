@@ -15,6 +15,7 @@ ARROWS = {
     "not comparable": "?",
     "improvement": "↑",
     "within tolerance": "↘",
+    "underpowered": "≈",
     "no detectable change": "=",
     "n/a": "·",
 }

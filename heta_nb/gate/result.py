@@ -34,6 +34,7 @@ VERDICTS = (
     "not comparable",
     "improvement",
     "within tolerance",
+    "underpowered",
     "no detectable change",
     "n/a",
 )
@@ -47,6 +48,7 @@ EXIT_CODES = {
     "not comparable": 2,
     "improvement": 0,
     "within tolerance": 0,
+    "underpowered": 0,
     "no detectable change": 0,
     "n/a": 0,
 }
@@ -95,6 +97,11 @@ class CheckRow:
     new_evaluator_errors: int = 0
     """Scores of this metric and mode whose evaluator raised, in the new report (left out of the test)."""
     baseline_evaluator_errors: int = 0
+    min_detectable_difference: float = math.nan
+    """The smallest change the test detects with 80 % power at the family's level (NaN: not tested);
+    a row that finds nothing while it is larger than the change and the tolerated drop is underpowered."""
+    mcnemar_p: float = math.nan
+    """McNemar's exact p-value on the discordant cases of a 0/1 metric (NaN otherwise)."""
 
 
 ROW_COLUMNS = tuple(CheckRow.__dataclass_fields__)

@@ -50,6 +50,7 @@ def new_row(
     include_skipped: bool,
     family: Any,
     significant: bool,
+    sensitivity: Any = None,
 ) -> CheckRow:
     """The row of one mode × metric before its verdict: the test, thresholds and floor means.
 
@@ -63,6 +64,8 @@ def new_row(
         include_skipped: Whether floors read Heta's mean (skipped counted as 0).
         family: The comparison's family of this mode (None when not tested).
         significant: Whether the adjusted p-value is below ``alpha``.
+        sensitivity: The comparison's :class:`~heta_nb.comparison.sensitivity.Sensitivity` of the
+            test (its minimum detectable difference and McNemar's test), or None.
 
     Returns:
         The row, its verdict still empty.
@@ -103,6 +106,8 @@ def new_row(
         family_size=0 if family is None else family.size,
         new_evaluator_errors=0 if new_summary is None else new_summary.evaluator_errors,
         baseline_evaluator_errors=0 if base_summary is None else base_summary.evaluator_errors,
+        min_detectable_difference=math.nan if sensitivity is None else sensitivity.mdd,
+        mcnemar_p=math.nan if sensitivity is None or sensitivity.mcnemar is None else sensitivity.mcnemar.p_value,
     )
 
 
@@ -115,6 +120,8 @@ def _untested(row: CheckRow) -> CheckRow:
     nan = math.nan
     return replace(
         row,
+        min_detectable_difference=nan,
+        mcnemar_p=nan,
         n=0,
         baseline_mean=nan,
         new_mean=nan,
@@ -240,4 +247,13 @@ def judge(
         return replace(row, verdict="unverified drop", reason=_unverified(row, alpha, confidence) + extra)
     if row.significant and row.diff > 0:
         return replace(row, verdict="improvement", reason=f"rose by {row.diff:.3f} ({p}){extra}")
+    mdd = row.min_detectable_difference
+    if math.isfinite(mdd) and mdd > max(row.tolerated, abs(row.diff)) + _EPSILON:
+        tolerated = f"; the {row.max_drop} tolerated cannot be verified" if row.tolerated > 0 else ""
+        return replace(
+            row,
+            verdict="underpowered",
+            reason=f"difference {row.diff:+.3f} ({p}); differences under {mdd:.3g} cannot be told apart with "
+            f"{row.n} cases{tolerated}{extra}",
+        )
     return replace(row, verdict="no detectable change", reason=f"difference {row.diff:+.3f} ({p}){extra}")

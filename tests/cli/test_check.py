@@ -48,7 +48,9 @@ def test_exit_codes_on_synthetic_pairs(pairs: dict[str, str], capsys: pytest.Cap
     code, out, _ = _run(capsys, pairs["baseline"], "--baseline", pairs["regressed"])
     assert code == 0 and out.startswith("heta-nb check: PASSED") and "6 improved" in out
     code, out, _ = _run(capsys, pairs["noisy"], "--baseline", pairs["baseline"])
-    assert code == 0 and "6 no detectable change" in out
+    assert code == 0 and "6 underpowered (too few cases to see the tolerated drop)" in out
+    code, out, _ = _run(capsys, pairs["noisy"], "--baseline", pairs["baseline"], "--max-drop", "0.2")
+    assert code == 0 and "6 no detectable change" in out  # a 0.2 drop would have been seen
     code, out, err = _run(capsys, pairs["fewer"], "--baseline", pairs["baseline"])
     assert code == 2 and "ERROR: not comparable: mode 'full_text_search': the case sets differ" in out
     assert err.startswith("heta-nb: error: not comparable: mode 'full_text_search'") and err.count("\n") == 1
@@ -90,7 +92,7 @@ def test_thresholds_from_the_command_line(pairs: dict[str, str], capsys: pytest.
         "--mode",
         "extractive_answer",
     )
-    assert code == 0 and "1 no detectable change" in out
+    assert code == 0 and "1 underpowered" in out
 
 
 @pytest.mark.parametrize(
@@ -133,7 +135,9 @@ def test_output_file_format_from_suffix_and_no_silent_overwrite(
     code, _, _ = _run(
         capsys, pairs["noisy"], "--baseline", pairs["baseline"], "-o", str(target), "--format", "json", "--force"
     )
-    assert code == 0 and json.loads(target.read_text())["verdict"] == "no detectable change"
+    written = json.loads(target.read_text())
+    assert code == 0 and written["verdict"] == "underpowered"
+    assert all(row["min_detectable_difference"] > abs(row["diff"]) for row in written["rows"])
     code, _, err = _run(capsys, pairs["noisy"], "--baseline", pairs["baseline"], "-o", pairs["baseline"], "--force")
     assert code == 2 and "is the input report" in err
     md = tmp_path / "summary.md"

@@ -49,11 +49,23 @@ def test_a_true_improvement_passes(base: dict, base_report) -> None:
     assert result.assert_ok() is result
 
 
-def test_noise_is_no_detectable_change(base: dict, base_report) -> None:
+def test_noise_is_underpowered_at_no_tolerance_and_no_change_at_a_visible_tolerance(base: dict, base_report) -> None:
+    """Noise passes either way; with no drop tolerated the benchmark cannot rule out a smaller one
+    (underpowered), and with a tolerance larger than what it can see, "no detectable change" holds."""
     noisy = gp.as_report(gp.jittered(base))
     result = heta_nb.check(noisy, base_report)
-    assert result.verdict == "no detectable change" and result.exit_code == 0
-    assert {r.verdict for r in result.rows} == {"no detectable change"}
+    assert result.verdict == "underpowered" and result.exit_code == 0 and result.ok
+    assert {r.verdict for r in result.rows} == {"underpowered"}
+    comparison = result.comparisons["extractive_answer"]
+    for row in (r for r in result.rows if r.mode == "extractive_answer"):
+        assert row.min_detectable_difference == comparison.sensitivity("new", row.metric).mdd  # one computation
+        assert f"differences under {row.min_detectable_difference:.3g} cannot be told apart" in row.reason
+    widest = max(r.min_detectable_difference for r in result.rows)
+    seen = heta_nb.check(noisy, base_report, max_drop=widest * 1.01)
+    assert seen.verdict == "no detectable change" and {r.verdict for r in seen.rows} == {"no detectable change"}
+    narrow = heta_nb.check(noisy, base_report, max_drop=widest * 0.5)
+    assert "underpowered" in {r.verdict for r in narrow.rows}
+    assert any("tolerated cannot be verified" in r.reason for r in narrow.rows if r.verdict == "underpowered")
     for row in result.rows:
         assert abs(row.diff) < 1e-9 and row.losses > 0 and row.wins > 0  # it moved, both ways, by as much
     # cases did flip (bools swapped both ways): listed, but not a regression
@@ -131,7 +143,7 @@ def test_a_bare_floor_applies_to_every_mode_but_an_unchanged_mode_below_it_is_no
     rows = {r.mode: r for r in result.rows if r.metric == "beir_ndcg@5"}
     assert all(r.floor == floor for r in rows.values())  # a bare key: every mode
     below = next(mode for mode in gp.MODES if means[(mode, "beir_ndcg@5")] == low)
-    assert rows[below].floor_failed and rows[below].verdict == "no detectable change"
+    assert rows[below].floor_failed and rows[below].verdict == "underpowered"
     assert "below the floor" in rows[below].reason and "as the baseline was" in rows[below].reason
     assert result.ok
     strict = heta_nb.check(new, base_report, floors={"beir_ndcg@5": floor}, strict_floors=True)
@@ -147,7 +159,7 @@ def test_not_comparable_pairs_say_why(base: dict, base_report) -> None:
     assert any("case sets differ (baseline 120, new 100; 100 in both)" in r for r in result.reasons)
     assert {r.verdict for r in result.rows} == {"not comparable"} and not result.flips
     allowed = heta_nb.check(fewer, base_report, require_same_cases=False, allow_unverified=True)
-    assert allowed.ok and allowed.verdict in ("no detectable change", "improvement")
+    assert allowed.ok and allowed.verdict in ("underpowered", "no detectable change", "improvement")
     assert any("case sets differ" in w for w in allowed.warnings)
 
     other = copy.deepcopy(base)

@@ -27,6 +27,7 @@ _CLASSES = {
     "not comparable": "heta-warn",
     "improvement": "heta-better",
     "within tolerance": "",
+    "underpowered": "heta-muted",
     "no detectable change": "",
     "n/a": "heta-muted",
 }
