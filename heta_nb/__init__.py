@@ -45,6 +45,8 @@ _EXPORTS: dict[str, str] = {
     "EvaluationRun": "heta_nb.runner.handle",
     "merge_reports": "heta_nb.runner.merge",
     "compare": "heta_nb.comparison",
+    "history": "heta_nb.comparison",
+    "History": "heta_nb.comparison",
     "check": "heta_nb.gate",
     "CheckResult": "heta_nb.gate",
     "read_parquet": "heta_nb.tables.arrow",
@@ -80,6 +82,7 @@ __all__ = [
     "EvaluationScore",
     "Explorer",
     "HetaRunWarning",
+    "History",
     "JudgeCache",
     "JudgeLimits",
     "JudgeModel",
@@ -98,6 +101,7 @@ __all__ = [
     "evaluate_async",
     "estimate",
     "explore",
+    "history",
     "import_reviews",
     "judge",
     "load_benchmark",
@@ -121,7 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.api import estimate, evaluate, evaluate_async, rescore, start
     from heta_nb.benchmark import Benchmark
     from heta_nb.benchmark.load import load_benchmark
-    from heta_nb.comparison import Comparison, compare
+    from heta_nb.comparison import Comparison, History, compare, history
     from heta_nb.errors import ReportFormatError
     from heta_nb.explorer import Explorer, explore
     from heta_nb.export import to_html

@@ -21,13 +21,15 @@ matplotlib (and pandas, for :func:`plot_by_label`) is imported when a function i
 
 Modules: :mod:`~heta_nb.plots.scores` (:func:`plot_scores`), :mod:`~heta_nb.plots.latency`,
 :mod:`~heta_nb.plots.summary` (:func:`plot_metric_summary`), :mod:`~heta_nb.plots.labels`
-(:func:`plot_by_label`); :mod:`~heta_nb.plots.style` and :mod:`~heta_nb.plots.ecdf` are
+(:func:`plot_by_label`), :mod:`~heta_nb.plots.history` (:func:`plot_history`: a recipe's reports
+over time, ``History.plot``); :mod:`~heta_nb.plots.style` and :mod:`~heta_nb.plots.ecdf` are
 what they share.
 """
 
 from __future__ import annotations
 
 from heta_nb.plots.ecdf import MAX_ECDF_STEPS
+from heta_nb.plots.history import plot_history
 from heta_nb.plots.labels import plot_by_label
 from heta_nb.plots.latency import plot_latency
 from heta_nb.plots.scores import MAX_BAR_VALUES, MAX_FREQUENCY_BARS, SCORE_KINDS, plot_scores
@@ -42,6 +44,7 @@ __all__ = [
     "SCORE_KINDS",
     "mode_colors",
     "plot_by_label",
+    "plot_history",
     "plot_latency",
     "plot_metric_summary",
     "plot_scores",

@@ -48,6 +48,7 @@ __all__ = [
     "render_case_html",
     "render_check_html",
     "render_comparison_html",
+    "render_history_html",
     "render_leaderboard_html",
     "render_report_html",
     "render_response_html",
@@ -170,6 +171,7 @@ _VIEWS: dict[str, str] = {
     "CheckResult": "render_check_html",
     "EvaluationRun": "render_evaluation_run_html",
     "Leaderboard": "render_leaderboard_html",
+    "History": "render_history_html",
 }
 """A heta_nb class (its name) -> the name of its HTML view here: a class keeps its view
 wherever in heta_nb it is defined, and a view replaced on this module (a test) is used."""
@@ -185,6 +187,13 @@ def render_leaderboard_html(board: Any) -> str:
     from heta_nb.render.context.leaderboard import leaderboard_context
 
     return _render("leaderboard.html.j2", ctx=leaderboard_context(board.to_context()))
+
+
+def render_history_html(history: Any) -> str:
+    """The static view of a recipe's history (``history.to_context()``: a :class:`heta_nb.comparison.History`)."""
+    from heta_nb.render.context.history import history_context
+
+    return _render("history.html.j2", ctx=history_context(history.to_context()))
 
 
 def _view(obj: Any) -> Callable[[Any], str]:
