@@ -8,7 +8,11 @@ from typing import Any
 
 from heta_nb._util.optional import require
 
-__all__ = ["ExtractiveAnswer", "demo_query_engines", "demo_recipe"]
+__all__ = ["DEMO_RECIPE", "ExtractiveAnswer", "demo_query_engines", "demo_recipe"]
+
+DEMO_RECIPE = "full text: parse, split, BM25"
+"""The demo recipes' manifest metadata, the same for every chunk size: two demo recipes'
+recorded settings differ in ``chunk_size`` and ``overlap`` only (``metadata.heta_nb.recipe_parameters``)."""
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -20,6 +24,10 @@ _STOP = frozenset(
 
 def demo_recipe(root: Path, chunk_size: int, overlap: int, *, encoding: str = "unicode") -> Any:
     """A full-text recipe: parse, split, BM25 index; objects under ``root / "objects"``.
+
+    Heta's recipe manifest does not hold ``chunk_size`` or ``overlap`` (its metadata is
+    :data:`DEMO_RECIPE` whatever they are); a heta_nb report records them in
+    ``metadata.heta_nb.recipe_parameters``.
 
     ``encoding`` is the splitter's tokenizer: ``"unicode"`` (one character per token)
     works offline; tiktoken encodings are downloaded by tiktoken on first use.
@@ -46,7 +54,7 @@ def demo_recipe(root: Path, chunk_size: int, overlap: int, *, encoding: str = "u
             SplitDocuments(SplitDocumentsConfig(encoding_name=encoding, chunk_size=chunk_size, overlap=overlap)),
             IndexFullText(),
         ),
-        metadata={"demo_recipe": f"chunks of {chunk_size} characters, overlap {overlap}"},
+        metadata={"demo_recipe": DEMO_RECIPE},
     )
 
 

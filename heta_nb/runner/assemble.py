@@ -20,6 +20,7 @@ from heta_nb.runner.config import RunConfig
 from heta_nb.runner.encode import encode_case
 from heta_nb.runner.events import RunStatus
 from heta_nb.runner.plan import RunPlan, RunTarget
+from heta_nb.runner.recipe_parameters import RECIPE_PARAMETERS, recipe_parameters
 
 __all__ = ["RunTally", "build_report", "report_chunks", "save_report", "utc_now"]
 
@@ -91,6 +92,9 @@ def build_report(
         "elapsed_s": tally.elapsed_s,
         "warnings": list(tally.warnings),
     }
+    parameters = recipe_parameters(_recipe(config, plan)) if recipe_manifest else None
+    if parameters is not None:  # Heta's recipe manifest has no step settings (chunk_size...)
+        heta_nb_meta[RECIPE_PARAMETERS] = parameters
     judges = judges_record(plan.evaluators) if plan is not None else {}
     if judges:
         heta_nb_meta["judges"] = judges
@@ -146,6 +150,17 @@ def _manifests(config: RunConfig, target: RunTarget, plan: RunPlan | None) -> tu
     except (Exception, SystemExit, GeneratorExit):  # noqa: BLE001 - a foreign recipe object
         recipe_manifest = {}
     return kb_manifest, recipe_manifest
+
+
+def _recipe(config: RunConfig, plan: RunPlan | None) -> Any:
+    """The run's Heta recipe: ``recipe=``'s, or a Heta KB's (None for other KBs)."""
+    builder = plan.builder if plan is not None else None
+    if builder is not None:
+        return builder.recipe
+    try:
+        return config.recipe if config.recipe is not None else getattr(config.kb, "recipe", None)
+    except (Exception, SystemExit, GeneratorExit):  # noqa: BLE001 - a foreign KB object
+        return None
 
 
 async def save_report(

@@ -10,9 +10,10 @@ Heta's run state (Heta itself reports nothing until the build returns).
 A KB name that already finished building in the store is reused (loaded, status
 ``reused``) when ``reuse=True``, which is what makes a resumed run or a re-run work;
 Heta's runner fails with ``KnowledgeBaseAlreadyExistsError`` there. Reuse is checked:
-a KB that was built by a different recipe is refused (its results would be reported
-under this recipe's manifest), and a KB whose search assets are gone from this
-recipe's stores (an in-memory text index starts empty in a new process, or with a
+a KB that was built by a different recipe (another manifest, or other step settings,
+kept beside the KB by :mod:`heta_nb.runner.recipe_parameters`) is refused (its results
+would be reported under this recipe's manifest), and a KB whose search assets are gone
+from this recipe's stores (an in-memory text index starts empty in a new process, or with a
 new recipe object) is built again, with a ``kb_rebuilt`` warning, instead of failing
 every query.
 
@@ -46,6 +47,13 @@ from heta_nb._util.optional import require
 from heta_nb.model.json import heta_json_safe
 from heta_nb.runner.events import BuildFinished, BuildStarted, BuildStep, Event, RunWarning
 from heta_nb.runner.kb import KnowledgeBaseAdapter
+from heta_nb.runner.recipe_parameters import (
+    parameter_differences,
+    read_stored_parameters,
+    recipe_parameters,
+    sidecar_key,
+    store_parameters,
+)
 from heta_nb.runner.tiktoken_guard import fail_fast_encodings
 
 if TYPE_CHECKING:
@@ -306,6 +314,8 @@ class RecipeBuilder:
                 else:
                     status = "reused"
         self._warn_unavailable_encodings()
+        if status != "reused":  # the settings it was built with, for the next run's reuse check
+            await store_parameters(self.objects, self._parameters_key(name), self.recipe)
         if self.query_engines is not None:
             kb = _with_query_engines(kb, self.query_engines)
         if others and status != "reused" and not self._warned_units:
@@ -391,13 +401,26 @@ class RecipeBuilder:
         except Exception:  # noqa: BLE001 - load() read it already; nothing to compare with
             return
         current = heta_json_safe(dict(self.recipe.manifest().to_dict()))
+        differs = []
         if heta_json_safe(stored) != current:
             differs = sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
+        what = "recipe manifest differs"
+        if not differs:  # Heta's manifest has no step settings: heta_nb keeps them beside it
+            kept = await read_stored_parameters(self.objects, self._parameters_key(name))
+            differs = parameter_differences(kept, recipe_parameters(self.recipe)) if kept else []
+            what = "step settings differ"
+        if differs:
             raise ValueError(
                 f"knowledge base {name!r} already exists in this store, built by a different recipe "
-                f"(its recipe manifest differs in {', '.join(differs)}); reusing it would report its results "
+                f"(its {what} in {', '.join(differs)}); reusing it would report its results "
                 "under this recipe. Pass another knowledge_base_name, or use a fresh object store"
             )
+
+    @staticmethod
+    def _parameters_key(name: str) -> str:
+        """Where the step settings of the recipe that built KB ``name`` are kept (beside its manifest)."""
+        runtime = require("heta_framework.kb.runtime", extra="heta", purpose="building a KB from a recipe")
+        return sidecar_key(runtime.KnowledgeBaseRuntime(name).manifest_key)
 
     async def _missing_assets(self, kb: Any) -> list[str]:
         """The KB's search assets whose store in this recipe does not hold them (by ``count``)."""
