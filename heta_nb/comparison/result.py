@@ -457,6 +457,20 @@ class Comparison(RichDisplay):
             min_cases=min_cases,
         )  # fmt: skip
 
+    def recipe_changes(self) -> list[Any]:
+        """What differs between each compared report's recipe and KB and its baseline report's
+        (:class:`~heta_nb.comparison.recipes.RecipeChanges`, one per pair of reports)."""
+        from heta_nb.comparison.why import pair_recipe_changes
+
+        return pair_recipe_changes(self)
+
+    def why(self) -> dict[str, Any]:
+        """Why it changed, as the views show it: recipe changes, stage lines and counts, the
+        slices that moved (:func:`heta_nb.comparison.why.why_it_changed`)."""
+        from heta_nb.comparison.why import why_it_changed
+
+        return why_it_changed(self)
+
     # -- plots ---------------------------------------------------------------------------
     def plot_paired(self, metric: str, system: int | str | None = None, ax: Axes | None = None) -> Axes:
         """Scatter of per-case scores, baseline (x) vs ``system`` (y), with the diagonal.

@@ -312,10 +312,25 @@ def check(
         errors=error_checks,
         error_changes=error_changes,
         comparisons=comparisons,
+        why=_why(comparisons) if not reasons else {},
         checked_at=checked_at,
         duration_s=round(time.perf_counter() - started, 6),
         mode_seconds=mode_seconds,
     )
+
+
+def _why(comparisons: Mapping[str, Comparison]) -> dict[str, list[str]]:
+    """Why it changed, from each mode's comparison (:func:`heta_nb.comparison.why.why_it_changed`)."""
+    from heta_nb.comparison.why import why_it_changed
+
+    found: dict[str, list[str]] = {"stages": [], "recipes": [], "slices": []}
+    for index, comparison in enumerate(comparisons.values()):
+        why = why_it_changed(comparison)
+        found["stages"].extend(why["stages"]["lines"])
+        found["slices"].extend(why["slices"]["lines"])
+        if index == 0:  # the same two reports in every mode
+            found["recipes"] = [line for pair in why["recipes"] for line in pair["lines"]]
+    return found
 
 
 def _load(source: Any, resolve: Any) -> EvaluationReport:

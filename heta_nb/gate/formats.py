@@ -84,7 +84,19 @@ def _identity(side: Mapping[str, Any]) -> str:
 def _table(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> list[str]:
     confidence, alpha = settings["confidence"], settings["alpha"]
     p_name = "p_adj" if settings["correction"] == "holm" else "p_unc"
-    header = ("mode", "metric", "n", "baseline", "new", "diff", f"{confidence * 100:g}% CI", "p", p_name, "verdict")
+    header = (
+        "mode",
+        "metric",
+        "n",
+        "baseline",
+        "new",
+        "diff",
+        f"{confidence * 100:g}% CI",
+        "p",
+        p_name,
+        "mdd",
+        "verdict",
+    )
     table = [header]
     for r in rows:
         table.append(
@@ -99,11 +111,12 @@ def _table(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> li
                 f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "n/a",
                 p_shown(r["p_value"], alpha),
                 p_shown(r["p_adjusted"], alpha),
+                num(r.get("min_detectable_difference")),
                 f"{ARROWS[r['verdict']]} {r['verdict']}: {r['reason']}",
             )
         )
     widths = [max(len(line[i]) for line in table) for i in range(len(header) - 1)]
-    right = {2, 3, 4, 5, 7, 8}
+    right = {2, 3, 4, 5, 7, 8, 9}
     lines = []
     for line in table:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))]
@@ -214,6 +227,13 @@ def to_text(data: Mapping[str, Any]) -> str:
     if data["warnings"]:
         lines.append(f"{len(data['warnings'])} warning(s):")
         lines.extend(f"  - {w}" for w in data["warnings"])
+    why = data.get("why") or {}
+    if any(why.get(key) for key in ("stages", "recipes", "slices")):
+        lines.append("why it changed:")
+        lines.extend(f"  - {line}" for line in why.get("stages", []))
+        lines.extend(f"  - recipe: {line}" if not line.startswith(("recipe", "knowledge", "bench")) else f"  - {line}"
+                     for line in why.get("recipes", []))  # fmt: skip
+        lines.extend(f"  - slice: {line}" for line in why.get("slices", []))
     if data["notes"]:
         lines.append("notes:")
         lines.extend(f"  - {n}" for n in data["notes"])

@@ -70,8 +70,9 @@ def _diff(row: Mapping[str, Any]) -> str:
 def _rows(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> list[str]:
     p_name = "p (Holm)" if settings["correction"] == "holm" else "p (uncorrected)"
     lines = [
-        f"| mode | metric | n | baseline | new | Δ | {settings['confidence'] * 100:g}% CI | p | {p_name} | verdict |",
-        "|---|---|--:|--:|--:|--:|:-:|--:|--:|---|",
+        f"| mode | metric | n | baseline | new | Δ | {settings['confidence'] * 100:g}% CI | p | {p_name} | detects ≥ "
+        "| verdict |",
+        "|---|---|--:|--:|--:|--:|:-:|--:|--:|--:|---|",
     ]
     for r in rows:
         ci = f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "n/a"
@@ -81,7 +82,7 @@ def _rows(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> lis
         lines.append(
             f"| {md(r['mode'])} | {md(r['metric'])}{floor} | {r['n']:,} | {num(r['baseline_mean'])} | "
             f"{new} | {_diff(r)} | {ci} | {p_shown(r['p_value'], settings['alpha'])} | "
-            f"{p_shown(r['p_adjusted'], settings['alpha'])} | "
+            f"{p_shown(r['p_adjusted'], settings['alpha'])} | {num(r.get('min_detectable_difference'))} | "
             f"{ARROWS[r['verdict']]} **{r['verdict']}**: {md(r['reason'])} |"
         )
     return lines
@@ -178,6 +179,18 @@ def to_markdown(data: Mapping[str, Any], headline: str, settings: str) -> str:
         lines.append("")
         lines.extend(f"- {md(w)}" for w in data["warnings"])
         lines.extend(["", "</details>", ""])
+    why = data.get("why") or {}
+    if any(why.get(key) for key in ("stages", "recipes", "slices")):
+        lines.append("**Why it changed**")
+        lines.append("")
+        lines.extend(f"- {md(line)}" for line in why.get("stages", []))
+        if why.get("recipes"):
+            lines.append("- what differs between the recipes:")
+            lines.extend(f"  - {md(line)}" for line in why["recipes"])
+        if why.get("slices"):
+            lines.append("- slices:")
+            lines.extend(f"  - {md(line)}" for line in why["slices"])
+        lines.append("")
     for note in data["notes"]:
         lines.append(f"> {md(note)}")
         lines.append("")

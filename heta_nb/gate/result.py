@@ -175,6 +175,10 @@ class CheckResult(RichDisplay):
     """How long the check took, in seconds."""
     mode_seconds: dict[str, float] = field(default_factory=dict)
     """Seconds each mode's comparison took (JUnit shares them among the mode's rows)."""
+    why: dict[str, list[str]] = field(default_factory=dict)
+    """Why it changed, as the comparisons say it: ``stages`` (where the answer was lost, per
+    mode), ``recipes`` (what differs between the two reports' recipes and KBs), ``slices``
+    (the slices that moved, with a benchmark that has labels)."""
 
     # -- the verdict -----------------------------------------------------------------------
     @property
@@ -234,6 +238,7 @@ class CheckResult(RichDisplay):
             "checked_at": self.checked_at,
             "duration_s": self.duration_s,
             "mode_seconds": dict(self.mode_seconds),
+            "why": {key: list(lines) for key, lines in self.why.items()},
         }
 
     def format(self, kind: str = "text") -> str:

@@ -67,12 +67,18 @@ def want(pair: Any) -> dict[tuple[str, str], Tested]:
             "p_adj": _p(row["p_adjusted"]),
             "verdict": _kind(row["verdict"]),
             "family": _family(row["family"]),
+            "mdd": _mdd(row["min_detectable_difference"]),
         }
     assert {v["verdict"] for v in found.values()} == {"worse", "same", "n/a"}  # the pair has each kind
     assert found[("answer", "answer_f1")]["verdict"] == "worse"  # mode with mode: the answers got worse
     assert found[("answer", "answer_f1")]["family"] == "5 metrics of answer"
     assert found[("search", "ndcg@3")]["family"] == "3 metrics of search"  # n/a metrics are not in it
     return found
+
+
+def _mdd(value: float | None) -> str:
+    """A minimum detectable difference as every text output shows it (3 decimals, n/a)."""
+    return "n/a" if value is None or value != value else f"{value:.3f}"
 
 
 def _agree(name: str, got: dict[tuple[str, str], Tested], want: dict[tuple[str, str], Tested]) -> None:
@@ -84,9 +90,10 @@ def _agree(name: str, got: dict[tuple[str, str], Tested], want: dict[tuple[str, 
 
 _CELLS = (
     r"(?P<n>\d+)\s+\S+\s+(?P<new>\S+(?: \([\d,]+ evaluator errors\))?)\s+\S+\s+(?:\[[^\]]*\]|n/a)"
-    r"\s+(?P<p>\S+)\s+(?P<p_adj>\S+)\s+(?P<verdict>.+)$"
+    r"\s+(?P<p>\S+)\s+(?P<p_adj>\S+)(?:\s+(?P<mdd>[\d.]+|n/a)(?=\s))?\s+(?P<verdict>.+)$"
 )
-"""After a row's first two columns: n, baseline, new (with its evaluator errors), diff, CI, p, p_adj, verdict."""
+"""After a row's first two columns: n, baseline, new (with its evaluator errors), diff, CI, p, p_adj,
+the minimum detectable difference (where the output has it), verdict."""
 
 
 def _rows(text: str, first: str) -> list[Any]:
@@ -102,6 +109,8 @@ def _compare_text(text: str) -> dict[tuple[str, str], Tested]:
         metric, mode = row["metric"], row["first"].split("/")[1]
         verdict = row["verdict"]
         found[(mode, metric)] = {"p": row["p"], "p_adj": row["p_adj"], "verdict": _kind(verdict)}
+        if row["mdd"] is not None:
+            found[(mode, metric)]["mdd"] = row["mdd"]
     families = dict(re.findall(r"^  - (\S+): (Holm over .*)$", text, re.M))
     for (mode, _metric), tested in found.items():
         family = next((f for s, f in families.items() if s.endswith(f"/{mode}")), "")
@@ -137,6 +146,7 @@ def test_compare_page_and_notebook(pair: Any, want: Any, tmp_path: Path) -> None
         found[(mode, metric)] = {
             "p": cells[header.index("p")].text_content().strip().replace("—", "n/a"),
             "p_adj": adjusted.text_content().strip().replace("—", "n/a"),
+            "mdd": cells[header.index("detects ≥")].text_content().strip().replace("—", "n/a"),
             "verdict": _kind(cells[2].text_content()),
         }
         if found[(mode, metric)]["verdict"] != "n/a":
@@ -173,7 +183,12 @@ def test_check_in_every_format(truth_report: Any, worse_report: Any, want: Any) 
     for row in result.rows:
         if row.verdict == "evaluator errors":
             continue  # not in the comparison: every score failed
-        tested = {"p": _p(row.p_value), "p_adj": _p(row.p_adjusted), "verdict": _kind(row.verdict)}
+        tested = {
+            "p": _p(row.p_value),
+            "p_adj": _p(row.p_adjusted),
+            "verdict": _kind(row.verdict),
+            "mdd": _mdd(row.min_detectable_difference),
+        }
         if tested["verdict"] != "n/a":
             tested["family"] = _family(row.family)
         found[(row.mode, row.metric)] = tested
@@ -183,7 +198,10 @@ def test_check_in_every_format(truth_report: Any, worse_report: Any, want: Any) 
     rows = {(r["mode"], r["metric"]): r for r in data["rows"]}
     _agree(
         "check json",
-        {k: {"p": _p(r["p_value"]), "p_adj": _p(r["p_adjusted"])} for k, r in rows.items()},
+        {
+            k: {"p": _p(r["p_value"]), "p_adj": _p(r["p_adjusted"]), "mdd": _mdd(r["min_detectable_difference"])}
+            for k, r in rows.items()
+        },
         want,
     )
     text = result.to_text()
@@ -193,19 +211,26 @@ def test_check_in_every_format(truth_report: Any, worse_report: Any, want: Any) 
         if verdict.startswith("evaluator errors"):
             continue
         parsed[(row["first"], row["metric"])] = {"p": row["p"], "p_adj": row["p_adj"], "verdict": _kind(verdict)}
+        assert row["mdd"] is not None  # the gate's text has the column
+        parsed[(row["first"], row["metric"])]["mdd"] = row["mdd"]
     _agree("check text", parsed, want)
 
     markdown = result.to_markdown()
     parsed = {}
     for line in markdown.splitlines():
         cells = [c.strip() for c in line.strip("|").split(" | ")]
-        if len(cells) != 10 or cells[0] in ("mode", "---") or cells[0].startswith("---"):
+        if len(cells) != 11 or cells[0] in ("mode", "---") or cells[0].startswith("---"):
             continue
-        verdict = re.sub(r"^\S+ \*\*([^*]+)\*\*.*$", r"\1", cells[9])
+        verdict = re.sub(r"^\S+ \*\*([^*]+)\*\*.*$", r"\1", cells[10])
         if verdict == "evaluator errors":
             continue
         metric = cells[1].replace("\\", "").replace("&#64;", "@")
-        parsed[(cells[0].replace("\\", ""), metric)] = {"p": cells[7], "p_adj": cells[8], "verdict": _kind(verdict)}
+        parsed[(cells[0].replace("\\", ""), metric)] = {
+            "p": cells[7],
+            "p_adj": cells[8],
+            "mdd": cells[9],
+            "verdict": _kind(verdict),
+        }
     _agree("check markdown", parsed, want)
 
     junit = lxml.etree.fromstring(result.to_junit().encode("utf-8"))

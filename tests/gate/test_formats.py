@@ -36,7 +36,7 @@ def test_markdown_is_a_table_with_arrows_and_collapsed_cases_and_escapes_everyth
     assert text.startswith("### ❌ heta-nb check: regression\n")
     table = [line for line in text.splitlines() if line.startswith("| ") and "**regression**" in line]
     assert len(table) == len(regression.rows) == 6
-    assert all(line.count(" | ") == 9 for line in table)  # ten cells: no pipe leaked from the text
+    assert all(line.count(" | ") == 10 for line in table)  # eleven cells: no pipe leaked from the text
     assert "↓ **regression**" in table[0] and "**-0." in table[0]
     assert text.count("<details>") == text.count("</details>") >= 1  # flipped cases collapsed, balanced
     assert "<script" not in text and "@octocat" not in text and "&#64;octocat" in text

@@ -55,7 +55,7 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
             else "heta-worse"
             if verdict.startswith("worse")
             else "heta-muted"
-            if verdict.startswith(("n/a", "not comparable"))
+            if verdict.startswith(("n/a", "not comparable", "underpowered"))
             else ""
         )
         table.append(
@@ -67,6 +67,10 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
                 "ci": f"[{_signed(lo)}, {_signed(hi)}]" if finite else "—",
                 "p": "—" if not math.isfinite(row["p_adjusted"]) else p_text(row["p_adjusted"], alpha),
                 "p_raw": "—" if not math.isfinite(row["p_value"]) else p_text(row["p_value"], alpha),
+                "mdd": "—"
+                if not math.isfinite(row["min_detectable_difference"])
+                else f"{row['min_detectable_difference']:.3f}",
+                "mcnemar": "" if not math.isfinite(row["mcnemar_p"]) else p_text(row["mcnemar_p"], alpha),
                 "direction": direction,
                 "bar": {
                     "lo": round(60 + 56 * lo / scale, 2),
@@ -139,6 +143,36 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
         "warnings": [shorten(w, NOTE_CHARS) for w in data["warnings"]],
         "notes": [shorten(n, NOTE_CHARS) for n in data["notes"]],
         "extremes": blocks,
+        "why": _why(comparison.why()),
+    }
+
+
+def _why(why: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`heta_nb.comparison.why.why_it_changed`, shortened for the page (the text is escaped
+    by the template)."""
+    stages = why["stages"]
+    return {
+        "stage_lines": [shorten(line, NOTE_CHARS) for line in stages["lines"]],
+        "stage_columns": stages["columns"],
+        "stage_rows": [
+            {
+                **row,
+                "system": shorten(row["system"], NAME_CHARS),
+                "cells": [row["stages"][s] for s in stages["columns"]],
+            }
+            for row in stages["counts"]
+        ],
+        "answer": stages["answer"],
+        "evidence": stages["evidence"],
+        "recipes": [
+            {
+                "title": shorten(f"{pair['candidate']} vs {pair['baseline']}", NAME_CHARS * 2),
+                "lines": [shorten(line, NOTE_CHARS) for line in pair["lines"]],
+            }
+            for pair in why["recipes"]
+        ],
+        "slices": [shorten(line, NOTE_CHARS) for line in why["slices"]["lines"]],
+        "slices_why_not": why["slices"]["why_not"],
     }
 
 
