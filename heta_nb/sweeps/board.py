@@ -65,6 +65,10 @@ class Cell:
     evaluator_errors: int = 0
     family: str = ""
     """The tests corrected together with this cell's ("Holm over the 6 metrics of ...")."""
+    verdict: str = ""
+    """The comparison's verdict of this cell's test (``Comparison.verdict``), or ``""`` untested."""
+    min_detectable_difference: float = math.nan
+    """The smallest difference the cell's test detects with 80 % power (NaN: untested)."""
 
     @property
     def present(self) -> bool:
@@ -279,8 +283,14 @@ def build_board(
             if comparison.verdict(r, metric).startswith(("n/a", "not comparable")):
                 continue  # not tested: no test, no verdict
             test = comparison.test(r, metric)
+            seen = comparison.sensitivity(r, metric)
             cells[key] = replace(
-                cells[key], test=test, significant=comparison.significant(r, metric), family=family.text
+                cells[key],
+                test=test,
+                significant=comparison.significant(r, metric),
+                family=family.text,
+                verdict=comparison.verdict(r, metric),  # the comparison's words: underpowered, inconclusive...
+                min_detectable_difference=seen.mdd if seen is not None else math.nan,
             )
     _rank(cells, benchmarks, chosen_metrics)
     return Board(
@@ -380,4 +390,6 @@ def verdict_of(cell: Cell, alpha: float) -> str:
     ``""`` for a baseline cell with a number, or without a report."""
     if cell.status and cell.status != "scored":
         return f"{cell.status}: {cell.reason}"
-    return verdict_text(cell.test, alpha) if cell.test is not None else ""
+    if cell.verdict:
+        return cell.verdict
+    return verdict_text(cell.test, alpha, cell.min_detectable_difference) if cell.test is not None else ""

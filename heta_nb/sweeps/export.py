@@ -48,6 +48,7 @@ _CELL_COLUMNS = (
     ("rank", "rank", True),
     ("mean_diff", "mean diff", True),
     ("p_adjusted", "p adjusted", True),
+    ("min_detectable_difference", "detects ≥", True),
     ("verdict", "verdict", False),
 )
 

@@ -41,6 +41,7 @@ FRAME_COLUMNS = (
     "significant",
     "family",
     "verdict",
+    "min_detectable_difference",
     "wins",
     "ties",
     "losses",
@@ -97,6 +98,7 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
                         "significant": cell.significant,
                         "family": cell.family,
                         "verdict": verdict_of(cell, alpha),
+                        "min_detectable_difference": cell.min_detectable_difference,
                         "wins": t.wins if t else 0,
                         "ties": t.ties if t else 0,
                         "losses": t.losses if t else 0,
@@ -186,7 +188,8 @@ def board_text(board: Board, *, max_columns: int = 12) -> str:
         lines.append(f"(showing {len(shown)} of {len(columns)} columns; frame() has them all)")
     lines.append(
         "* best in its column; ▲/▼ better/worse than the baseline (·) on that benchmark "
-        f"(paired test, Holm-adjusted p < {alpha:g}); unmarked: no detectable difference; "
+        f"(paired test, Holm-adjusted p < {alpha:g}); unmarked: no detectable difference, or underpowered "
+        "(frame()'s verdict and min_detectable_difference say which); "
         "n/a: the mode cannot produce the metric (not ranked); !N: N evaluator errors"
     )
     absent = sorted({f"{c.metric} in {c.mode}: {c.status}: {c.reason}" for c in board.cells.values() if c.reason})
@@ -251,6 +254,7 @@ def board_context(board: Board) -> dict[str, Any]:
                         "diff_ci": (t.ci_low, t.ci_high) if t else None,
                         "p_adjusted": t.p_value_adjusted if t else None,
                         "verdict": verdict_of(cell, alpha),
+                        "mdd": cell.min_detectable_difference if t else None,
                     }
                 )
         systems.append(

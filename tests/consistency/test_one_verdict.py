@@ -41,7 +41,7 @@ def _family(text: str) -> str:
 
 
 def _kind(verdict: str) -> str:
-    """A verdict in the words of any output, as one of better / worse / same / n/a."""
+    """A verdict in the words of any output, as one of better / worse / underpowered / same / n/a."""
     verdict = verdict.strip().lower()
     if verdict.startswith("n/a"):
         return "n/a"
@@ -49,6 +49,8 @@ def _kind(verdict: str) -> str:
         return "better"
     if verdict.startswith(("worse", "regression")):
         return "worse"
+    if verdict.startswith("underpowered"):
+        return "underpowered"
     return "same"
 
 
