@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     "compare": "heta_nb.comparison",
     "history": "heta_nb.comparison",
     "History": "heta_nb.comparison",
+    "plan": "heta_nb.comparison",
+    "recipe_changes": "heta_nb.comparison",
     "check": "heta_nb.gate",
     "CheckResult": "heta_nb.gate",
     "read_parquet": "heta_nb.tables.arrow",
@@ -102,6 +104,8 @@ __all__ = [
     "estimate",
     "explore",
     "history",
+    "plan",
+    "recipe_changes",
     "import_reviews",
     "judge",
     "load_benchmark",
@@ -125,7 +129,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from heta_nb.api import estimate, evaluate, evaluate_async, rescore, start
     from heta_nb.benchmark import Benchmark
     from heta_nb.benchmark.load import load_benchmark
-    from heta_nb.comparison import Comparison, History, compare, history
+    from heta_nb.comparison import Comparison, History, compare, history, plan, recipe_changes
     from heta_nb.errors import ReportFormatError
     from heta_nb.explorer import Explorer, explore
     from heta_nb.export import to_html

@@ -155,3 +155,31 @@ def test_bad_input(kwargs: dict, match: str) -> None:
 def test_exported_lazily() -> None:
     assert stats.clustered_mean_difference is clustered_mean_difference
     assert stats.ClusteredInterval is ClusteredInterval
+
+
+def test_robust_p_value_matches_statsmodels_cluster_ols() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        g = int(rng.integers(3, 40))
+        labels = rng.integers(0, g, size=5 * g)
+        d = rng.normal(0.2, 1.0, labels.size) + rng.normal(0, 1, g)[labels]
+        ours = clustered_mean_difference(d, labels, method="robust")
+        fit = sm.OLS(d, np.ones(d.size)).fit(cov_type="cluster", cov_kwds={"groups": labels}, use_t=True)
+        assert ours.p_value == pytest.approx(float(fit.pvalues[0]), rel=1e-6)
+
+
+def test_cluster_sign_flip_holds_its_level_where_the_case_level_test_does_not() -> None:
+    """Under no difference, with cases moving together in clusters (ICC 0.3), the cluster sign-flip
+    test rejects at about its level; a sign-flip over single cases rejects far too often."""
+    from heta_nb.stats.paired import paired_test
+
+    rng = np.random.default_rng(5)
+    reps, g, size = 400, 24, 5
+    labels = np.repeat(np.arange(g), size)
+    clustered = naive = 0
+    for rep in range(reps):
+        d = rng.normal(0, np.sqrt(0.3), g)[labels] + rng.normal(0, np.sqrt(0.7), labels.size)
+        clustered += clustered_mean_difference(d, labels, resamples=400, seed=rep).p_value < 0.05
+        naive += paired_test(np.zeros(d.size), d, resamples=400, seed=rep).p_value < 0.05
+    assert 0.02 <= clustered / reps <= 0.08  # ~0.05
+    assert naive / reps > 0.15  # the case-level test ignores the clustering
