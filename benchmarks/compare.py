@@ -2,6 +2,9 @@
 synthetic reports of 100,000 results (3 modes, so 15 paired tests).
 
 Targets (issue 2/7): the first <= 1.0 s; ``compare(a, b)`` at 100,000 results <= 4 s.
+Issue 5/7: two 10,000-case reports compared with clustering (5 cases per cluster), then asked
+for their stages and 20 slices, take <= 1.5x the plain ``compare(a, b)`` of the same reports
+(power and McNemar are part of every comparison, so of both sides), timed side by side.
 
 Usage::
 
@@ -174,7 +177,52 @@ def main() -> None:
     floor = numpy_floor(max(aligned), comparison.family_size, len(aligned), args.resamples)
     print(f"  bare matrix products of that size ({max(aligned)} cases): {floor:.2f} s ({took / floor:.2f}x)")
     targets.check("compare(a, b), 100,000 results", took, 4.0, unit=" s")
+    del big
+    why_it_changed(targets, args.cases, args.resamples, max(3, args.repeat))
     targets.report()
+
+
+WHY_METRICS = ("evidence_recall@5", "answer_f1", "ndcg@5", "mrr@5", "answer_contains")
+
+
+def why_report(n: int, seed: int, report_id: str) -> Any:
+    """A report with an answer metric, an evidence metric and answers (what stages read)."""
+    raw = report_dict(n, len(WHY_METRICS), seed=seed, shift=0.01 * seed, report_id=report_id)
+    for result in raw["case_results"]:
+        for score, name in zip(result["scores"], WHY_METRICS):
+            score["name"] = name
+        if result["response"]:
+            result["response"]["answer"] = f"answer {seed} to {result['case_id']}"
+    raw["score_summary"] = heta_score_summary(EvaluationCaseResult.from_raw(r) for r in raw["case_results"])
+    return heta_nb.load_report(raw)
+
+
+def why_it_changed(targets: Targets, cases: int, resamples: int, repeat: int) -> None:
+    """compare(a, b) against compare(a, b, cluster_by=...) + stages() + slices(), alternated."""
+    a, b = why_report(cases, 0, "a"), why_report(cases, 1, "b")
+    clusters = {f"q{i:05d}": i // 5 for i in range(cases)}
+    topics = {f"q{i:05d}": f"topic {i % 20}" for i in range(cases)}
+    for report in (a, b):  # decode the text columns stages read once, before timing (not a per-call cost)
+        report.columns.answers, report.columns.top_texts  # noqa: B018
+    plain, full = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        compare_module.compare(a, b, resamples=resamples)
+        t1 = time.perf_counter()
+        c = compare_module.compare(a, b, resamples=resamples, cluster_by=clusters)
+        stages = c.stages()
+        slices = c.slices(topics)
+        t2 = time.perf_counter()
+        plain.append(t1 - t0)
+        full.append(t2 - t1)
+    ratios = sorted(f / p for f, p in zip(full, plain))
+    ratio = ratios[len(ratios) // 2]
+    print(
+        f"why it changed, {cases:,} cases x 2 reports: compare {statistics.median(plain):.2f} s; clustered + "
+        f"stages ({len(stages):,} changed cases) + slices ({len(slices)} tests) {statistics.median(full):.2f} s; "
+        f"median ratio {ratio:.2f}x"
+    )
+    targets.check("why it changed (clustered, stages, 20 slices) / compare", ratio, 1.5, unit="x")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ def compare(
     reviews: Any = None,
     benchmark: Any = None,
     cluster_by: Any = None,
-    cluster_method: Literal["bootstrap", "robust"] = "bootstrap",
+    cluster_method: Literal["robust", "bootstrap"] = "robust",
 ) -> Comparison:
     """Compare recipes (reports) or query modes case by case against a baseline.
 
@@ -111,8 +111,9 @@ def compare(
     ``n`` such cases hold less information than ``n`` independent ones. With ``cluster_by``
     (``"document"``: cases sharing an expected evidence document; a label or metadata field of
     the benchmark's cases; a ``{case_id: group}`` mapping or a function) every interval and
-    p-value treats the clusters as the units (``cluster_method="bootstrap"``: whole clusters
-    resampled, cluster sign-flip test; ``"robust"``: CR1 standard errors, t on ``G - 1`` df),
+    p-value treats the clusters as the units (``cluster_method="robust"``, the default: CR1
+    standard errors and a t test on ``G - 1`` df, statsmodels' cluster-robust OLS; ``"bootstrap"``:
+    whole clusters resampled, a cluster sign-flip test, slower but free of the normal shape),
     and the outputs say so (:attr:`Comparison.clustering`, ``clusters`` and ``design_effect``
     in the summary).
 
@@ -151,7 +152,7 @@ def compare(
             evidence, for ``cluster_by`` and :meth:`Comparison.slices`.
         cluster_by: Cluster the cases: ``"document"``, a case label or metadata field, a
             ``{case_id: group}`` mapping or a function of the case (see above).
-        cluster_method: ``"bootstrap"`` (default) or ``"robust"``.
+        cluster_method: ``"robust"`` (default) or ``"bootstrap"``.
 
     Returns:
         The :class:`Comparison`.

@@ -3,8 +3,8 @@ the smallest difference the benchmark detects.
 
 * **Clustering** (``compare(cluster_by=...)``): cases that share a document or topic move
   together, so the interval and the p-value of each test treat the clusters as the independent
-  units (:func:`heta_nb.stats.clustered.clustered_mean_difference`: a cluster bootstrap with a
-  cluster sign-flip test, or cluster-robust CR1 errors with a t test on ``G - 1`` df). They
+  units (:func:`heta_nb.stats.clustered.clustered_mean_difference`: cluster-robust CR1 errors
+  with a t test on ``G - 1`` df, or a cluster bootstrap with a cluster sign-flip test). They
   replace the case-level numbers before Holm, so every verdict, output and gate reads them.
 * **McNemar** beside the sign-flip test for a metric whose compared scores are all 0/1
   (hit@K, pass/fail, exact match): the exact test on the discordant pairs.
@@ -45,6 +45,11 @@ class Clustering:
     method: str
     """``"bootstrap"`` or ``"robust"``."""
 
+    def codes(self) -> np.ndarray:
+        """Each aligned case's cluster as an integer (equal clusters, equal codes)."""
+        index: dict[Hashable, int] = {}
+        return np.fromiter((index.setdefault(x, len(index)) for x in self.labels), np.intp, len(self.labels))
+
     @property
     def unit(self) -> str:
         """What a cluster is, for the text: ``"documents"``, ``"topic groups"``."""
@@ -84,8 +89,7 @@ def cluster_tests(
     confidence: float,
 ) -> tuple[dict[tuple[int, int], PairedTest], dict[tuple[int, int], ClusteredInterval]]:
     """Each test with its interval and p-value taken from the clusters (before any correction)."""
-    labels = np.empty(len(clustering.labels), dtype=object)
-    labels[:] = list(clustering.labels)
+    codes = clustering.codes()
     tests: dict[tuple[int, int], PairedTest] = {}
     intervals: dict[tuple[int, int], ClusteredInterval] = {}
     for (k, j), test in found.items():
@@ -96,7 +100,7 @@ def cluster_tests(
         d = aligned.values[k, j, mask] - aligned.values[base_of[k], j, mask]
         interval = clustered_mean_difference(
             d,
-            labels[mask].tolist(),
+            codes[mask],
             confidence=confidence,
             resamples=min(resamples, 2_000) if clustering.method == "bootstrap" else 1,
             seed=seed,

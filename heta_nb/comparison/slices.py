@@ -2,11 +2,13 @@
 case field, any grouping), with the multiplicity across slices controlled.
 
 For each tested system, metric and slice the cases the pair compares that fall in the slice get
-the comparison's paired test (the same resamples, seed and tie tolerance; clustered like the
-comparison when it clusters). A slice with fewer than ``min_cases`` cases is not tested: it says
-it is too small instead of showing a wide interval as a finding. The slices of one system and
-metric are one family, adjusted together by Holm (family-wise error) or Benjamini-Hochberg
-(false discovery rate), named in every row. The slices that moved come first.
+the comparison's paired test (its seed and tie tolerance; at most 2,000 resamples, more when many
+slices are tested: :func:`slice_resamples`). When the comparison clusters, each slice's interval
+and p-value are cluster-robust (CR1, t on ``G - 1`` df: cheap for many slices). A slice with
+fewer than ``min_cases`` cases is not tested: it says it is too small instead of showing a wide
+interval as a finding. The slices of one system and metric are one family, adjusted together by
+Holm (family-wise error) or Benjamini-Hochberg (false discovery rate), named in every row. The
+slices that moved come first.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 
-__all__ = ["MIN_SLICE_CASES", "SLICE_COLUMNS", "slice_lines", "slice_tests"]
+__all__ = ["MIN_SLICE_CASES", "SLICE_COLUMNS", "slice_lines", "slice_resamples", "slice_tests"]
 
 MIN_SLICE_CASES = 10
 """Slices with fewer cases are not tested (too small to say anything a reader should act on)."""
@@ -120,13 +122,14 @@ def _rows(
     values = sorted(set(groups.tolist()), key=lambda v: (v == NO_GROUP, v))
     keys: list[tuple[int, int, str]] = []
     small: list[tuple[int, int, str, int]] = []
+    in_slice = {value: groups == value for value in values}
     for k in comparison.base_of:
         for metric in metrics:
             j = comparison.metrics.index(metric)
             if comparison.verdict(k, metric).startswith(("n/a", "not comparable")):
                 continue
             for value in values:
-                n = int(np.count_nonzero(aligned.mask[k, j] & (groups == value)))
+                n = int(np.count_nonzero(aligned.mask[k, j] & in_slice[value]))
                 if n >= min_cases:
                     keys.append((k, j, value))
                 elif n:
@@ -154,30 +157,52 @@ def _rows(
     return out
 
 
+def _largest_family(keys: list[tuple[int, int, str]]) -> int:
+    """The most slices adjusted together (one system and metric)."""
+    sizes: dict[tuple[int, int], int] = {}
+    for k, j, _ in keys:
+        sizes[(k, j)] = sizes.get((k, j), 0) + 1
+    return max(sizes.values(), default=1)
+
+
+def slice_resamples(resamples: int, tests: int) -> int:
+    """Resamples of the slice tests: the comparison's, at most 2,000 (slices screen many
+    subsets), but enough for a Holm-adjusted p-value over a family of ``tests`` slices to reach
+    0.05: the smallest p-value a resampling test can give is about ``1 / resamples``."""
+    return min(resamples, max(2_000, 40 * tests))
+
+
 def _tests(comparison: Any, keys: list[tuple[int, int, str]], groups: np.ndarray) -> list[PairedTest]:
-    """The paired test of each slice, in one batch (clustered like the comparison when it clusters)."""
+    """The paired test of each slice, in one batch (clustered like the comparison when it clusters).
+
+    Each slice's cases are packed to the front of its row (a slice holds a fraction of the
+    cases, so the batch works on the widest slice, not on every case of the comparison)."""
     if not keys:
         return []
     aligned = comparison._aligned
-    masks = np.array([aligned.mask[k, j] & (groups == value) for k, j, value in keys], dtype=bool)
-    a = np.array([aligned.values[comparison.base_of[k], j] for k, j, _ in keys])
-    b = np.array([aligned.values[k, j] for k, j, _ in keys])
+    where = [np.flatnonzero(aligned.mask[k, j] & (groups == value)) for k, j, value in keys]
+    width = max(w.size for w in where)
+    a = np.zeros((len(keys), width))
+    b = np.zeros((len(keys), width))
+    masks = np.zeros((len(keys), width), dtype=bool)
+    for row, ((k, j, _), cases) in enumerate(zip(keys, where)):
+        a[row, : cases.size] = aligned.values[comparison.base_of[k], j, cases]
+        b[row, : cases.size] = aligned.values[k, j, cases]
+        masks[row, : cases.size] = True
     tests = paired_tests(
-        np.where(masks, a, 0.0), np.where(masks, b, 0.0), masks,
-        resamples=comparison.resamples, confidence=comparison.confidence, seed=comparison.seed,
-        tie_tolerance=comparison.tie_tolerance,
+        a, b, masks,
+        resamples=slice_resamples(comparison.resamples, _largest_family(keys)), confidence=comparison.confidence,
+        seed=comparison.seed, tie_tolerance=comparison.tie_tolerance,
     )  # fmt: skip
     clustering = comparison.clustering
     if clustering is None:
         return tests
-    labels = np.empty(len(clustering.labels), dtype=object)
-    labels[:] = list(clustering.labels)
+    codes = clustering.codes()
     out = []
-    for test, mask, row_a, row_b in zip(tests, masks, a, b):
+    for test, cases, row_a, row_b, mask in zip(tests, where, a, b, masks):
         interval = clustered_mean_difference(
-            row_b[mask] - row_a[mask], labels[mask].tolist(), confidence=comparison.confidence,
-            resamples=min(comparison.resamples, 2_000), seed=comparison.seed, method=clustering.method,
-            unit=clustering.unit,
+            row_b[mask] - row_a[mask], codes[cases], confidence=comparison.confidence,
+            method="robust", unit=clustering.unit,
         )  # fmt: skip
         out.append(replace(test, ci_low=interval.ci_low, ci_high=interval.ci_high, p_value=interval.p_value))
     return out

@@ -97,27 +97,42 @@ def stage_metrics(metrics: Sequence[str], answer: str | None = None, evidence: s
     return StageMetrics(answer, evidence)
 
 
-def _rows_by_case(report: Any, mode: str) -> dict[tuple[str, str], int]:
-    """``{(unit, case_id): first row}`` of ``mode`` in ``report`` (unit ``""`` when none)."""
+def _row_of(report: Any, mode: str, units: Sequence[Any], case_ids: Sequence[str]) -> np.ndarray:
+    """The first row of ``mode`` in ``report`` for each ``(unit, case_id)`` (-1: none), matched by
+    case id and unit, or by case id alone when the unit does not match (as the alignment allows)."""
+    import pandas as pd
+
     columns = report.columns
     rows = columns.mode_rows(mode)
-    units = list(columns.units)
-    found: dict[tuple[str, str], int] = {}
-    for row, case, unit in zip(rows.tolist(), columns.case[rows].tolist(), columns.unit[rows].tolist()):
-        key = (units[unit] or "" if 0 <= unit < len(units) else "", str(columns.case_ids[case]))
-        found.setdefault(key, row)
-    return found
+    names = list(columns.units)
+    unit_of = np.array([(names[u] or "") if 0 <= u < len(names) else "" for u in range(len(names))] + [""], object)
+    row_units = unit_of[np.where(columns.unit[rows] >= 0, columns.unit[rows], len(names))]
+    row_ids = columns.case_ids[columns.case[rows]]
+    wanted_units = np.array([u or "" for u in units], object)
+    wanted_ids = np.array(case_ids, object)
+    found = _positions(pd.Index(row_units + "\0" + row_ids.astype(object)), wanted_units + "\0" + wanted_ids)
+    missing = found < 0
+    if missing.any():
+        found[missing] = _positions(pd.Index(row_ids), wanted_ids[missing])
+    return np.where(found >= 0, rows[np.maximum(found, 0)] if rows.size else -1, -1)
 
 
-def _outputs(report: Any, mode: str, keys: Sequence[tuple[str, str]]) -> list[tuple[Any, Any, int] | None]:
-    """Each case's output fingerprint: (answer, top result text, number of results)."""
-    rows = _rows_by_case(report, mode)
-    by_id = {case_id: row for (_, case_id), row in rows.items()}
-    columns = report.columns
-    out: list[tuple[Any, Any, int] | None] = []
-    for key in keys:
-        row = rows.get(key, by_id.get(key[1]))
-        out.append(None if row is None else (columns.answers[row], columns.top_texts[row], int(columns.n_results[row])))
+def _positions(index: Any, wanted: np.ndarray) -> np.ndarray:
+    """The position in ``index`` of the first of each wanted label (-1: absent)."""
+    keep = ~index.duplicated()
+    firsts = np.flatnonzero(keep)
+    found = np.asarray(index[keep].get_indexer(wanted))
+    return np.where(found >= 0, firsts[np.maximum(found, 0)] if firsts.size else -1, -1)
+
+
+def _unchanged(before: Any, after: Any, before_rows: np.ndarray, after_rows: np.ndarray) -> np.ndarray:
+    """Whether each case's output is the same on both sides: answer, top result text, result count."""
+    same = (before_rows >= 0) & (after_rows >= 0)
+    out = np.zeros(before_rows.size, dtype=bool)
+    i, j = before_rows[same], after_rows[same]
+    a, b = before.columns, after.columns
+    equal = (a.answers[i] == b.answers[j]) & (a.top_texts[i] == b.top_texts[j]) & (a.n_results[i] == b.n_results[j])
+    out[np.flatnonzero(same)] = equal
     return out
 
 
@@ -148,12 +163,17 @@ def case_stages(comparison: Any, *, answer: str | None = None, evidence: str | N
             e_a, e_b = aligned.values[base, je, where], aligned.values[k, je, where]
         else:
             e_a = e_b = np.full(where.size, np.nan)
-        keys = [(aligned.units[i] or "", aligned.case_ids[i]) for i in where.tolist()]
         reports = comparison.reports
-        before = _outputs(reports[baseline.report_index], baseline.mode, keys) if reports else [None] * len(keys)
-        after = _outputs(reports[system.report_index], system.mode, keys) if reports else [None] * len(keys)
-        stages = _classify(y_b - y_a, e_a, e_b, [b is not None and b == a for a, b in zip(before, after)], tol,
-                           retrieval_only=outcome == chosen.evidence)  # fmt: skip
+        if reports:
+            units = [aligned.units[i] for i in where.tolist()]
+            ids = [aligned.case_ids[i] for i in where.tolist()]
+            mine, theirs = reports[system.report_index], reports[baseline.report_index]
+            unchanged = _unchanged(
+                theirs, mine, _row_of(theirs, baseline.mode, units, ids), _row_of(mine, system.mode, units, ids)
+            ).tolist()
+        else:
+            unchanged = [False] * where.size
+        stages = _classify(y_b - y_a, e_a, e_b, unchanged, tol, retrieval_only=outcome == chosen.evidence)
         for n, i in enumerate(where.tolist()):
             records.append(
                 {

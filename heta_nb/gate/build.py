@@ -44,7 +44,7 @@ def check(
     reviews: Mapping[str, Any] | None = None,
     benchmark: Any = None,
     cluster_by: Any = None,
-    cluster_method: Literal["bootstrap", "robust"] = "bootstrap",
+    cluster_method: Literal["robust", "bootstrap"] = "robust",
 ) -> CheckResult:
     """Gate a new report against a baseline: did any metric regress?
 
@@ -131,7 +131,7 @@ def check(
         benchmark: The benchmark both reports ran, for ``cluster_by`` (its labels and evidence).
         cluster_by: Cluster the cases as :func:`heta_nb.compare` does (``"document"``, a label
             field, a ``{case_id: group}`` mapping): intervals and p-values treat clusters as units.
-        cluster_method: ``"bootstrap"`` or ``"robust"`` (see :func:`heta_nb.compare`).
+        cluster_method: ``"robust"`` (default) or ``"bootstrap"`` (see :func:`heta_nb.compare`).
 
     Returns:
         The :class:`~heta_nb.gate.CheckResult`.

@@ -220,11 +220,13 @@ def _sign_flip_p(sums: np.ndarray, resamples: int, rng: np.random.Generator) -> 
         patterns = ((np.arange(1 << g)[:, None] >> np.arange(g)[None, :]) & 1) * 2.0 - 1.0
         return float(np.mean(np.abs(patterns @ sums) >= observed))
     hits = 0
+    total = float(sums.sum())
     step = max(1, _CHUNK // g)
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
-        signs = rng.integers(0, 2, size=(rows, g)) * 2.0 - 1.0
-        hits += int(np.count_nonzero(np.abs(signs @ sums) >= observed))
+        # one random bit per cluster (1: its sign flips): sum of ±S_g = total - 2 * (flipped sums)
+        bits = np.unpackbits(rng.integers(0, 256, size=(rows, (g + 7) // 8), dtype=np.uint8), axis=1, count=g)
+        hits += int(np.count_nonzero(np.abs(total - 2.0 * (bits @ sums)) >= observed))
     return (hits + 1) / (resamples + 1)
 
 
@@ -251,7 +253,11 @@ def _bootstrap_means(sums: np.ndarray, sizes: np.ndarray, resamples: int, rng: n
 
 
 def _cluster_codes(clusters: Iterable[Hashable], n: int) -> np.ndarray:
-    """Integer codes of the cluster labels (equal labels, equal codes)."""
+    """Integer codes of the cluster labels (equal labels, equal codes); an integer array is its own."""
+    if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
+        if clusters.shape != (n,):
+            raise ValueError(f"diffs and clusters must have equal lengths, got {n} and {clusters.size}")
+        return clusters.astype(np.intp, copy=False)
     if isinstance(clusters, (str, bytes)):
         raise ValueError("clusters must be a sequence of labels, not one string")
     try:

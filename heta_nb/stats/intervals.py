@@ -5,6 +5,7 @@ Also the exact Student t distribution and the sample moments those intervals sta
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from statistics import NormalDist
@@ -94,13 +95,15 @@ def student_t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=4096)
 def student_t_ppf(p: float, df: float) -> float:
     """Quantile (inverse CDF) of Student's t distribution.
 
     Computed exactly (inverting the regularized incomplete beta function), not
     approximated; ``tests/stats/test_intervals_vs_scipy.py`` checks it against SciPy. Solved by bracketing
     from the normal quantile and bisection refined with Newton steps, to about 1e-13
-    absolute.
+    absolute. Remembered per ``(p, df)``: intervals ask for the same few quantiles again and
+    again (a comparison's clustered tests, a summary's metrics).
     """
     if not 0.0 < p < 1.0:
         if p == 0.0:

@@ -234,7 +234,7 @@ def test_clustered_comparison_is_statsmodels_cluster_robust(runs: dict[str, Any]
     assert row["clusters"] == N // 2 and row["design_effect"] > 0
     assert any("clustered by document (30 documents" in note for note in c.notes)
     assert "cluster-robust t over 30 documents" in c.test("both/answer", "answer_f1").method
-    boot = _compare(runs["good"], runs["both"], benchmark=bench, cluster_by="document")
+    boot = _compare(runs["good"], runs["both"], benchmark=bench, cluster_by="document", cluster_method="bootstrap")
     brow = next(r for r in boot.summary_rows() if (r["mode"], r["metric"]) == ("answer", "answer_f1"))
     assert brow["clusters"] == 30 and brow["ci_low"] < brow["mean_diff"] < brow["ci_high"]
     mapping = {f"c{i:02d}": i // 2 for i in range(N)}  # the same clusters, given as a mapping
