@@ -210,7 +210,7 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
         figures=figures,
         explorer=explorer,
         explorer_rows=max((table["n"] for table in explorer["tables"].values()), default=0),
-        explorer_noun="aligned cases (a table per compared system)",
+        explorer_noun="aligned cases (Pairs: each system against its baseline; Grid: every system at once)",
         explorer_script=page_script(),
         explorer_styles=page_styles(),
         data_id="heta-explorer-" + comparison_id(comparison),

@@ -13,7 +13,7 @@ from heta_nb.explorer.sources import ReportSource, RunSource, Source
 __all__ = ["PAGE_SIZE", "Explorer", "Filters", "ReportSource", "RunSource", "Source", "explore", "review"]
 
 
-def explore(obj: Any, *, benchmark: Any = None, page_size: int = PAGE_SIZE, **filters: Any) -> Explorer:
+def explore(obj: Any, *, benchmark: Any = None, page_size: int = PAGE_SIZE, view: str = "", **filters: Any) -> Explorer:
     """Explore the cases of a report, a comparison or a store in a widget.
 
     Args:
@@ -24,15 +24,26 @@ def explore(obj: Any, *, benchmark: Any = None, page_size: int = PAGE_SIZE, **fi
         benchmark: the benchmark the report was run on, for the label filter, expected
             answers and evidence, and results marked relevant / not relevant / not judged.
         page_size: rows per page (the browser holds one page at a time).
+        view: a comparison's view to open on: ``""`` the baseline and one system side by side,
+            ``"grid"`` every system at once (cases × systems, on ``metric=`` if given: see
+            :class:`~heta_nb.explorer.grid_view.GridView`, ``explorer.grid``). The widget
+            switches between them.
         **filters: initial filters, e.g. ``status="error"`` (see :class:`Filters`).
 
     Returns:
         The :class:`Explorer`; display it (last line of a cell) to get the widget, and read
         ``explorer.selection`` (the filtered DataFrame) and ``explorer.case`` afterwards.
+
+    Raises:
+        ValueError: ``view="grid"`` for anything but a comparison holding its reports.
     """
     explorer = Explorer(obj, benchmark=benchmark, page_size=page_size)
     if filters:
         explorer.filter(**filters)
+    if view:
+        if explorer.grid is None:
+            raise ValueError(f"view={view!r}: only a comparison built with heta_nb.compare(...) has a grid")
+        explorer.grid.show(filters.get("metric") or None, view=view)
     return explorer
 
 

@@ -12,6 +12,7 @@ from heta_nb._util.text import describe_error
 from heta_nb.explorer.case_data import OPEN_CASE_LIMITS, benchmark_case, case_data
 from heta_nb.explorer.columns import STATUSES, Column
 from heta_nb.explorer.filters import Filtered, Filters, apply_filters, text_ranks
+from heta_nb.explorer.grid_view import GridView
 from heta_nb.explorer.live import LiveRefresh
 from heta_nb.explorer.pairs import PairTable
 from heta_nb.explorer.review import ReviewMode
@@ -69,6 +70,7 @@ class Explorer:
         self._rebuilding = threading.Lock()
         self.review = ReviewMode(self)
         """Review mode (off until ``explorer.review.start(reviewer)``; :mod:`heta_nb.explorer.review`)."""
+        self.grid: GridView | None = GridView.of(self.source)  # a comparison's case × system grid, else None
         self.refresh()
         self.live = LiveRefresh(self)
         """Refreshes the explorer when its source grows (a running evaluation)."""
@@ -400,6 +402,8 @@ class Explorer:
                 self._widget.on_msg(self._on_message)
                 self._widget.observe(self._on_input, names=[*_INPUTS, "page", "system", "report"])
                 self._push()
+                if self.grid is not None:
+                    self.grid.attach(self._widget)
             return self._widget
 
     def _push(self) -> None:

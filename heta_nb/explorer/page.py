@@ -16,6 +16,9 @@ statuses, labels and case panels are the kernel's own:
   repeats), ``modes`` and the rest the filters read;
 * ``cases``: the case panel's data of every row (:mod:`heta_nb.explorer.case_data`).
 
+A comparison's payload also has ``grid``: the case × system grid of every compared system
+(:func:`heta_nb.explorer.grid_view.grid_page_data`), which ``engine.js``'s ``PageGrid`` pages.
+
 A report's payload also has ``review``: the report id and the sample its review mode
 proposes (:func:`heta_nb.reviews.review_sample`), ``[[case_id, mode], ...]``; the page keeps
 verdicts in the browser and offers them as a file for :func:`heta_nb.import_reviews`.
@@ -36,6 +39,7 @@ import numpy as np
 from heta_nb.explorer.case_data import CaseDataLimits, benchmark_case, case_data, expected_data
 from heta_nb.explorer.columns import STATUSES, number_cell
 from heta_nb.explorer.filters import text_ranks
+from heta_nb.explorer.grid_view import grid_page_data
 from heta_nb.explorer.pairs import PairTable
 from heta_nb.explorer.table import ReportTable
 from heta_nb.reviews import review_sample
@@ -220,7 +224,9 @@ def comparison_page_data(comparison: Any, limits: CaseDataLimits, benchmark: Any
         tables[system] = table_page_data(table, classes, limits, titles)
         case_ids.extend(tables[system]["case_ids"])
     first = next(iter(tables.values()))
+    grid = grid_page_data(comparison)
     return {
+        **({"grid": grid} if grid is not None else {}),
         "format": PAGE_FORMAT,
         "kind": "comparison",
         "title": first["title"],
@@ -316,11 +322,10 @@ _EXPORTS = re.compile(r"^export (?=(class|function|const) )|^export default \{[^
 
 @functools.cache
 def page_script() -> str:
-    """The explorer for a standalone page: ``engine.js`` and ``explorer.js`` as one inline
-    script (their ``export`` keywords removed) that mounts every ``[data-heta-explorer]`` box."""
-    engine = _asset("engine.js")
-    ui = _asset("explorer.js")
-    script = _EXPORTS.sub("", engine) + "\n" + _EXPORTS.sub("", ui) + "\nmountAll(render);\n"
+    """The explorer for a standalone page: ``engine.js``, ``grid.js`` and ``explorer.js`` as one
+    inline script (their ``export`` keywords removed) that mounts every ``[data-heta-explorer]`` box."""
+    parts = [_EXPORTS.sub("", _asset(name)) for name in ("engine.js", "grid.js", "explorer.js")]
+    script = "\n".join(parts) + "\nmountAll(render);\n"
     if re.search(r"^export ", script, re.MULTILINE):
         raise RuntimeError("an explorer asset has an export this page cannot inline")  # pragma: no cover
     return '(function () {\n"use strict";\n' + script + "})();\n"

@@ -12,9 +12,14 @@ from heta_nb.errors import MissingDependencyError
 __all__ = ["ASSETS", "explorer_widget_class"]
 
 ASSETS = Path(__file__).with_name("assets")
-"""Where ``explorer.js`` and ``explorer.css`` are."""
+"""Where ``explorer.js``, ``grid.js`` and ``explorer.css`` are."""
 
 _CLASS: Any = None
+
+
+def _module() -> str:
+    """The widget's ES module: ``grid.js`` (the comparison grid's view, no exports) then ``explorer.js``."""
+    return "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in ("grid.js", "explorer.js"))
 
 
 def _css() -> str:
@@ -29,11 +34,13 @@ def explorer_widget_class() -> Any:
     plain-text cells), ``info`` (counts, page, empty state, error), ``options`` (what the
     controls offer), ``case`` (the open case's panel data, :mod:`heta_nb.explorer.case_data`;
     the browser builds the panel with ``textContent``), ``selected`` and ``review`` (review
-    mode's state: :mod:`heta_nb.explorer.review`). Traits the browser sets: ``search``,
+    mode's state: :mod:`heta_nb.explorer.review`) and ``grid`` (a comparison's case × system
+    grid: :mod:`heta_nb.explorer.grid_view`). Traits the browser sets: ``search``,
     ``mode``, ``status``, ``label``, ``metric``, ``low``, ``high``, ``quick``, ``system``,
-    ``report``, ``sort``, ``descending``, ``page`` and ``column_layout`` (the columns shown,
-    pinned and their order). Actions (open a row, next, previous, close, reset; review
-    mode's start, verdict, next and stop) arrive as custom messages. A standalone page runs
+    ``report``, ``sort``, ``descending``, ``page``, ``column_layout`` (the columns shown,
+    pinned and their order), and the grid's ``view``, ``grid_metric``, ``grid_disagree`` and
+    ``grid_page``. Actions (open a row, next, previous, close, reset; review mode's start,
+    verdict, next and stop) arrive as custom messages. A standalone page runs
     the same ES module on ``assets/engine.js``'s model instead (:mod:`heta_nb.explorer.page`).
     """
     global _CLASS
@@ -51,7 +58,7 @@ def explorer_widget_class() -> Any:
     class ExplorerWidget(anywidget.AnyWidget):  # type: ignore[misc]
         """The explorer's widget (see :func:`explorer_widget_class`)."""
 
-        _esm = t.Unicode((ASSETS / "explorer.js").read_text(encoding="utf-8")).tag(sync=True)
+        _esm = t.Unicode(_module()).tag(sync=True)
         _css = t.Unicode("").tag(sync=True)
 
         columns: Any = t.List().tag(sync=True)
@@ -62,6 +69,7 @@ def explorer_widget_class() -> Any:
         selected = t.Int(-1).tag(sync=True)
         column_layout = t.Dict().tag(sync=True)  # (not ``layout``: every DOMWidget's Layout)
         review = t.Dict().tag(sync=True)
+        grid = t.Dict().tag(sync=True)
 
         search = t.Unicode("").tag(sync=True)
         mode = t.Unicode("").tag(sync=True)
@@ -76,6 +84,10 @@ def explorer_widget_class() -> Any:
         sort = t.Unicode("").tag(sync=True)
         descending = t.Bool(False).tag(sync=True)
         page = t.Int(0).tag(sync=True)
+        view = t.Unicode("").tag(sync=True)
+        grid_metric = t.Unicode("").tag(sync=True)
+        grid_disagree = t.Bool(False).tag(sync=True)
+        grid_page = t.Int(0).tag(sync=True)
 
         def __init__(self, fallback: Callable[[], str | None] | None = None, **kwargs: Any) -> None:
             super().__init__(_css=_css(), **kwargs)

@@ -3,6 +3,7 @@
 // PageModel has the anywidget model's interface (get / set / save_changes / on / send), so the
 // one UI (explorer.js) runs on it unchanged. The page's state lives in the URL hash (a link
 // reopens a case). Untrusted keys (case ids, metric and label names) are looked up in Maps only.
+// PageGrid is the comparison grid's source (heta_nb/explorer/grid_view.py's GridView in the page).
 // Review mode (PageReview) is heta_nb/explorer/review.py's in the page: verdicts are kept in the page
 // and in localStorage (keyed by the report id: a reload keeps them), and downloaded as the file
 // heta_nb.import_reviews reads (a Blob: no network).
@@ -208,6 +209,52 @@ class Table {
   }
 }
 
+// -- the grid (grid.js draws it): the kernel's GridView (grid_view.py) over the embedded rows ------
+
+function gridCountText(matched, total, disagreeing, metric) {
+  const n = (v) => v.toLocaleString("en-US");
+  return n(matched) + " of " + n(total) + " cases · the systems disagree on " + n(disagreeing) + " (" + metric + ")";
+}
+
+class PageGrid {
+  constructor(data) {
+    this.d = data;
+    this.names = (data.metrics || []).map((m) => m.name);
+  }
+  // the `grid` value of a state (the kernel's GridView.output)
+  output(state) {
+    const d = this.d, size = d.size || 50;
+    const at = this.names.indexOf(state.grid_metric);
+    const m = d.metrics[at >= 0 ? at : 0];
+    if (!m) return { available: false, rows: [] };
+    const disagree = !!state.grid_disagree;
+    const rows = [];
+    for (let i = 0; i < d.n; i++) if (!disagree || m.d[i] === "1") rows.push(i);
+    const pages = Math.max(1, Math.ceil(rows.length / size));
+    const page = Math.min(Math.max(state.grid_page | 0, 0), pages - 1);
+    const start = page * size;
+    const n = (v) => v.toLocaleString("en-US");
+    const empty = rows.length ? "" : !d.n ? "The comparison has no cases." : disagree ? "The systems agree on every case on " + m.name + "." : "";
+    return {
+      available: true, metrics: this.names, metric: m.name, disagree: disagree, error: "",
+      systems: d.systems.map((name, k) => [name, m.heads[k]]),
+      binary: m.binary, disagreeing: m.count, total: d.n, matched: rows.length, page: page, pages: pages,
+      count_text: gridCountText(rows.length, d.n, m.count, m.name),
+      page_text: rows.length ? n(start + 1) + "–" + n(Math.min(start + size, rows.length)) + " · page " + n(page + 1) + " of " + n(pages) : "",
+      empty: empty, legend: m.legend,
+      rows: rows.slice(start, start + size).map((i) => ({
+        row: i, id: d.ids[i], q: d.queries[i], d: m.d[i] === "1",
+        c: d.systems.map((_, k) => {
+          const cell = m.cells[k][m.codes[k][i]] || ["", ""];
+          const hover = d.texts[d.hovers[k][i]];
+          const flag = d.answered[k][i];
+          return [cell[0], cell[1], hover, flag === "1" ? 1 : flag === "2" ? 2 : 0];
+        }),
+      })),
+    };
+  }
+}
+
 export class PageModel {
   constructor(page, options) {
     this.page = page;
@@ -220,9 +267,11 @@ export class PageModel {
     this.state = {
       search: "", mode: "", status: "", label: "", metric: "", low: "", high: "", quick: "",
       sort: "", descending: false, page: 0, system: "", report: "",
+      view: "", grid_metric: "", grid_disagree: false, grid_page: 0,  // the grid (a comparison's)
       column_layout: { order: [], hidden: [], pinned: null },  // null: the UI's default pins
     };
-    this.outputs = { options: {}, columns: [], rows: [], info: {}, case: null, selected: -1 };
+    this.outputs = { options: {}, columns: [], rows: [], info: {}, case: null, selected: -1, grid: {} };
+    this.grid = page.grid ? new PageGrid(page.grid) : null;
     this.selected = null;
     this.rows = [];
     this.error = this.filterError = this.actionError = "";
@@ -241,7 +290,7 @@ export class PageModel {
     this.pending = true;
     this.actionError = "";
     if (name === "system") this.selected = null;
-    if (name !== "page" && name !== "column_layout" && name !== "system") this.state.page = 0;
+    if (name !== "page" && name !== "column_layout" && name !== "system" && name !== "view" && name.indexOf("grid_") !== 0) this.state.page = 0;
   }
   save_changes() {
     if (!this.pending) return;
@@ -277,7 +326,7 @@ export class PageModel {
   }
   emitAll() {
     const names = ["options", "columns", "rows", "info", "case", "selected", "review", "column_layout", "search", "mode", "status", "label",
-      "metric", "low", "high", "quick", "sort", "descending", "page", "system"];
+      "metric", "low", "high", "quick", "sort", "descending", "page", "system", "grid", "view"];
     const seen = new Set();
     for (const name of names) {
       for (const handler of this.handlers.get("change:" + name) || []) {
@@ -394,6 +443,10 @@ export class PageModel {
     this.outputs.case = this.selected === null ? null : this.caseOf(t, this.selected);
     this.outputs.info = this.info(t, pages);
     this.outputs.review = this.reviewState(t);
+    if (this.grid) {
+      const grid = this.outputs.grid = this.grid.output(this.state);
+      Object.assign(this.state, { grid_metric: grid.metric || "", grid_page: grid.page || 0 });
+    }
     if (this.outputs.review.on && this.outputs.review.blind) this.blindOutputs(t);
   }
   resetFilters() {
@@ -622,7 +675,9 @@ export class PageModel {
       ["sort", s.sort ? (s.descending ? "-" : "") + s.sort : ""], ["page", s.page ? String(s.page + 1) : ""],
       ["case", this.selected !== null ? t.key(this.selected) : ""],
       ["hide", (l.hidden || []).join("\u001f")], ["pin", Array.isArray(l.pinned) ? l.pinned.join("\u001f") || "-" : ""],
-      ["order", (l.order || []).join("\u001f")]];
+      ["order", (l.order || []).join("\u001f")],
+      ["view", s.view], ["grid", s.view ? s.grid_metric : ""], ["disagree", s.view && s.grid_disagree ? "1" : ""],
+      ["grid_page", s.view && s.grid_page ? String(s.grid_page + 1) : ""]];
     const text = parts.filter((p) => p[1]).map((p) => p[0] + "=" + encodeURIComponent(p[1])).join("&");
     window.history.replaceState(null, "", text ? "#" + text : window.location.pathname + window.location.search);
   }
@@ -638,6 +693,10 @@ export class PageModel {
       s[name] = state.get(key) || "";
     }
     if (s.system && !this.tables.has(s.system)) s.system = "";
+    s.view = this.grid && state.get("view") === "grid" ? "grid" : "";
+    s.grid_metric = state.get("grid") || "";
+    s.grid_disagree = state.get("disagree") === "1";
+    s.grid_page = Math.max(0, (parseInt(state.get("grid_page") || "1", 10) || 1) - 1);
     const sort = state.get("sort") || "";
     s.sort = sort.replace(/^-/, "");
     s.descending = sort.charAt(0) === "-";

@@ -488,8 +488,25 @@ function render({ model, el }) {
   const controls = h("div", { class: "hx-controls" }, [search, fields.report, fields.system, fields.mode, fields.status, fields.label, rangeField, quick, reset,
     h("span", { class: "hx-columns" }, [columnsButton, columnsMenu]), reviewButton]);
   const pager = h("div", { class: "hx-pager" }, [count, h("span", { class: "hx-spacer" }), prev, pageText, next]);
-  root.append(title, controls, startForm, reviewBar, reviewWhere, reviewError, error, pager, scrollBox, empty, help);
+  // a comparison's second view, every system at once: the case × system grid (grid.js)
+  const grid = gridView(model, (values) => { for (const name of Object.keys(values)) model.set(name, values[name]); model.save_changes(); });
+  const views = h("div", { class: "hx-views", role: "group", "aria-label": "view", hidden: true }, [
+    ["", "Pairs", "the baseline and one system, case by case"], ["grid", "Grid", "every system side by side, case by case"],
+  ].map(([view, text, tip]) => h("button", { type: "button", class: "hx-view-btn", "data-view": view, text: text, title: tip, on: { click: () => set("view", view) } })));
+  root.append(title, views, controls, startForm, reviewBar, reviewWhere, reviewError, error, pager, scrollBox, empty, help, grid.box);
   el.appendChild(root);
+  function drawView() {
+    const on = model.get("view") === "grid" && grid.available();
+    views.hidden = !grid.available();
+    root.classList.toggle("hx-in-grid", on);
+    for (const button of views.children) {
+      const pressed = button.getAttribute("data-view") === (on ? "grid" : "");
+      button.classList.toggle("hx-on", pressed);
+      button.setAttribute("aria-pressed", pressed ? "true" : "false");
+    }
+    grid.box.hidden = !on;
+    if (on) grid.draw();
+  }
 
   // -- inputs -------------------------------------------------------------------------------
   let timer = null;
@@ -511,6 +528,10 @@ function render({ model, el }) {
       return;
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (root.classList.contains("hx-in-grid")) {
+      if (grid.key(e)) { e.preventDefault(); e.stopPropagation(); }
+      return;
+    }
     let handled = true;
     const reviewing = reviewingCase();
     if (reviewing && REVIEW_KEYS.has(e.key)) giveVerdict(REVIEW_KEYS.get(e.key), true);
@@ -896,9 +917,11 @@ function render({ model, el }) {
   model.on("change:info", () => { drawInfo(); drawRows(); });
   model.on("change:review", () => { waiting = 0; drawReview(); drawRows(); });
   for (const name of INPUTS) model.on("change:" + name, drawValues);
-  drawOptions(); drawTable(); drawInfo(); drawReview(); keepFocusInView();
+  model.on("change:grid", drawView);
+  model.on("change:view", drawView);
+  drawOptions(); drawTable(); drawInfo(); drawReview(); drawView(); keepFocusInView();
   if (model.get("case")) scrollToOpen();
-  return () => { clearTimeout(timer); if (observer) observer.disconnect(); };
+  return () => { clearTimeout(timer); if (observer) observer.disconnect(); grid.stop(); };
 }
 
 export default { render };
