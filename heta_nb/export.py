@@ -206,7 +206,7 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
     return standalone_document(
         title=title or f"heta_nb comparison · {', '.join(comparison.systems)}",
         heading=title,
-        fragment=render_comparison_html(comparison),
+        fragment=render_comparison_html(comparison, explorer_links=True),
         figures=figures,
         explorer=explorer,
         explorer_rows=max((table["n"] for table in explorer["tables"].values()), default=0),

@@ -96,7 +96,8 @@ class MetricGrid:
             return BANDS // 2
         if math.isinf(value):
             return BANDS - 1 if value > 0 else 0
-        return min(BANDS - 1, max(0, int((value - low) / (high - low) * BANDS)))
+        share = (value / 2 - low / 2) / (high / 2 - low / 2)  # halved: scores near ±1e308 do not overflow
+        return BANDS // 2 if not math.isfinite(share) else min(BANDS - 1, max(0, int(share * BANDS)))
 
     def cell(self, k: int, i: int) -> tuple[str, str]:
         """``(text, class)`` of system ``k``'s cell on row ``i``."""

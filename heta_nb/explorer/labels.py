@@ -50,6 +50,12 @@ class LabelIndex:
             by_case = {case_id: label_text(mapping[key]) for case_id, mapping in labels.items() if key in mapping}
             self.values[key] = np.array([by_case.get(c, NO_LABEL) for c in case_ids], dtype=object)
 
+    def add(self, key: str, values: np.ndarray) -> None:
+        """A computed label for every row (``stage`` of a comparison's changed cases): it
+        filters like a benchmark label, with or without a benchmark."""
+        self.values[key] = np.asarray(values, dtype=object)
+        self.available = True
+
     @property
     def keys(self) -> tuple[str, ...]:
         """The label keys, sorted."""

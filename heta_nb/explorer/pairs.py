@@ -31,7 +31,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from heta_nb.comparison import Comparison
 
-__all__ = ["QUICK_FILTERS", "PairTable"]
+__all__ = ["QUICK_FILTERS", "STAGE_LABEL", "UNCHANGED", "PairTable"]
+
+STAGE_LABEL = "stage"
+"""The label key of a comparison's stages (``stage = retrieval``...)."""
+UNCHANGED = "unchanged"
+"""The stage label of a case whose outcome did not change."""
 
 QUICK_FILTERS = ("regressions", "improvements", "differing")
 """``regressions``/``improvements``: the system is worse / better than the baseline on the
@@ -99,8 +104,19 @@ class PairTable:
         self.modes: tuple[str, ...] = ()
         self.quick_filters: tuple[str, ...] = QUICK_FILTERS
         self.labels = LabelIndex(benchmark, self.case_ids)
+        self.labels.add(
+            STAGE_LABEL if STAGE_LABEL not in self.labels.values else f"comparison {STAGE_LABEL}", self._stages()
+        )
         self.title = f"{other} vs {self.base_name} (baseline)"
         self._deltas: dict[str, np.ndarray] = {}
+
+    def _stages(self) -> np.ndarray:
+        """Each row's stage (:meth:`~heta_nb.comparison.Comparison.stages`: where a changed case
+        was lost or won), ``unchanged`` for the others: the ``stage = ...`` label filter."""
+        stages = self.comparison.stages()
+        mine = stages[stages["system"] == self.other_name]
+        found = {(u or "", c): s for u, c, s in zip(mine["unit"], mine["case_id"], mine["stage"])}
+        return np.array([found.get((k[0] or "", k[1]), UNCHANGED) for k in self.keys], dtype=object)
 
     def _keyed(self, system: Any) -> dict[tuple[str, str], Mapping[str, Any]]:
         report = self.comparison.reports[system.report_index]

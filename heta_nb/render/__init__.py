@@ -121,9 +121,10 @@ def render_run_html(state: RunState, limits: RenderLimits | None = None) -> str:
     return _render("run.html.j2", ctx=run_context(state, limits))
 
 
-def render_comparison_html(comparison: Comparison) -> str:
-    """The static comparison view (scoped CSS, no scripts, safe text)."""
-    return _render("comparison.html.j2", ctx=comparison_context(comparison))
+def render_comparison_html(comparison: Comparison, *, explorer_links: bool = False) -> str:
+    """The static comparison view (scoped CSS, no scripts, safe text); ``explorer_links``: the
+    stage counts link to the page's explorer filtered to those cases (an export has one)."""
+    return _render("comparison.html.j2", ctx=comparison_context(comparison, explorer_links=explorer_links))
 
 
 def render_check_html(result: Any) -> str:

@@ -17,10 +17,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from comparison.why_cases import N, bench, kb_with, run
 
 import heta_nb
-from heta_nb.benchmark import Benchmark, BenchmarkCase
-from heta_nb.benchmark.records import BenchmarkEvidence, BenchmarkExpected
 from heta_nb.comparison import compare, plan
 from heta_nb.comparison.stages import stage_lines
 from heta_nb.stats.power import cases_needed
@@ -29,97 +28,17 @@ sm = pytest.importorskip("statsmodels.api")
 multitest = pytest.importorskip("statsmodels.stats.multitest")
 contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
 
-N = 60
-PREFIX = "raw/benchmarks/why/test"
-TOPICS = ("tides", "lighthouses", "ferries", "birds")
-FLAKY: set[str] = set()
-"""Case ids the flaky evaluator scores 0 (its score moves while the output does not)."""
-
-
-def _docs(i: int) -> list[str]:
-    """Case i cites two documents, shared with its neighbour (clusters of two cases)."""
-    return [f"d{i // 2:02d}a", f"d{i // 2:02d}b"]
-
-
-def _bench() -> Benchmark:
-    cases = [
-        BenchmarkCase(
-            case_id=f"c{i:02d}",
-            query=f"what is fact {i}?",
-            expected=BenchmarkExpected(
-                answers=(f"fact {i} is true",),
-                evidence=tuple(BenchmarkEvidence(reference_id=d) for d in _docs(i)),
-            ),
-            labels={"topic": TOPICS[i % 4]},
-        )
-        for i in range(N)
-    ]
-    return Benchmark({"name": "why", "version": "1", "split": "test", "task_type": "qa"}, (), cases)
-
-
-def _index(query: str) -> int:
-    return int(query.split()[3].rstrip("?"))
-
-
-def _hit(doc: str, text: str) -> dict[str, Any]:
-    return {"id": doc, "text": text, "source": {"object_key": f"{PREFIX}/{doc}/x.txt"}}
-
-
-def _kb(broken: str, which: Any) -> Any:
-    """A KB that answers from what it retrieved; ``broken`` says what fails for the cases ``which`` picks."""
-
-    def kb(query: str, *, mode: str, top_k: int) -> dict[str, Any]:
-        i = _index(query)
-        docs = _docs(i)
-        fact = f"fact {i} is true"
-        results = [_hit(docs[0], fact), _hit(docs[1], fact)]
-        answer = fact
-        if which(i):
-            if broken == "retrieval":  # the evidence is gone, so is the answer
-                results, answer = [_hit("zz", "nothing here")], "nothing here"
-            elif broken == "generation":  # the evidence is there, the answer is wrong
-                answer = "no idea"
-            elif broken == "both":  # one of the two documents lost, and the answer wrong
-                results, answer = results[:1], "no idea"
-        if mode == "search":
-            return {"mode": mode, "results": results}
-        return {"mode": mode, "results": results, "answer": answer}
-
-    return kb
-
-
-def flaky(case: Any, response: Any) -> dict[str, Any]:
-    """A 0/1 score that depends on a list outside the output: it can move while the output does not."""
-    return {"name": "flaky", "value": 0.0 if case.case_id in FLAKY else 1.0}
-
-
-def _run(name: str, kb: Any, flaky_cases: set[str] = frozenset()) -> heta_nb.EvaluationReport:  # type: ignore[assignment]
-    FLAKY.clear()
-    FLAKY.update(flaky_cases)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return heta_nb.evaluate(
-            _bench(),
-            kb=kb,
-            query_modes=["search", "answer"],
-            evaluators=["evidence_recall@5", "answer_contains", "answer_f1", flaky],
-            knowledge_base_name=name,
-            report_id=name,
-            progress=False,
-            lint=False,
-        )
-
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, heta_nb.EvaluationReport]:
-    never = _kb("", lambda i: False)
+    never = kb_with("", lambda i: False)
     return {
-        "good": _run("good", never),
-        "retrieval": _run("retrieval", _kb("retrieval", lambda i: i % 3 == 0)),
-        "generation": _run("generation", _kb("generation", lambda i: i % 3 == 1)),
-        "both": _run("both", _kb("both", lambda i: i % 5 == 2)),
-        "noise": _run("noise", never, {f"c{i:02d}" for i in range(0, N, 7)}),
-        "topic": _run("topic", _kb("generation", lambda i: i % 4 == 0)),  # every "tides" case broken
+        "good": run("good", never),
+        "retrieval": run("retrieval", kb_with("retrieval", lambda i: i % 3 == 0)),
+        "generation": run("generation", kb_with("generation", lambda i: i % 3 == 1)),
+        "both": run("both", kb_with("both", lambda i: i % 5 == 2)),
+        "noise": run("noise", never, {f"c{i:02d}" for i in range(0, N, 7)}),
+        "topic": run("topic", kb_with("generation", lambda i: i % 4 == 0)),  # every "tides" case broken
     }
 
 
@@ -178,7 +97,7 @@ def test_a_score_that_moves_with_the_output_unchanged_is_neither(runs: dict[str,
 
 
 def test_slices_put_the_slice_that_moved_first_and_adjust_like_statsmodels(runs: dict[str, Any]) -> None:
-    c = _compare(runs["good"], runs["topic"], benchmark=_bench())
+    c = _compare(runs["good"], runs["topic"], benchmark=bench())
     frame = c.slices("labels.topic", metrics=["answer_f1"])
     answer = frame[frame["mode"] == "answer"]
     assert answer.iloc[0]["slice"] == "tides" and answer.iloc[0]["significant"]
@@ -219,8 +138,8 @@ def test_mcnemar_in_the_summary_is_statsmodels_exact(runs: dict[str, Any]) -> No
 
 
 def test_clustered_comparison_is_statsmodels_cluster_robust(runs: dict[str, Any]) -> None:
-    bench = _bench()
-    c = _compare(runs["good"], runs["both"], benchmark=bench, cluster_by="document", cluster_method="robust")
+    gold = bench()
+    c = _compare(runs["good"], runs["both"], benchmark=gold, cluster_by="document", cluster_method="robust")
     row = next(r for r in c.summary_rows() if (r["mode"], r["metric"]) == ("answer", "answer_f1"))
     frame = c.cases_frame("answer_f1")
     column = next(k for k in frame.columns if k.startswith("delta ") and k.endswith("/answer"))
@@ -234,7 +153,7 @@ def test_clustered_comparison_is_statsmodels_cluster_robust(runs: dict[str, Any]
     assert row["clusters"] == N // 2 and row["design_effect"] > 0
     assert any("clustered by document (30 documents" in note for note in c.notes)
     assert "cluster-robust t over 30 documents" in c.test("both/answer", "answer_f1").method
-    boot = _compare(runs["good"], runs["both"], benchmark=bench, cluster_by="document", cluster_method="bootstrap")
+    boot = _compare(runs["good"], runs["both"], benchmark=gold, cluster_by="document", cluster_method="bootstrap")
     brow = next(r for r in boot.summary_rows() if (r["mode"], r["metric"]) == ("answer", "answer_f1"))
     assert brow["clusters"] == 30 and brow["ci_low"] < brow["mean_diff"] < brow["ci_high"]
     mapping = {f"c{i:02d}": i // 2 for i in range(N)}  # the same clusters, given as a mapping
@@ -258,3 +177,24 @@ def test_plan_from_a_comparison_and_from_a_report(runs: dict[str, Any]) -> None:
     assert one.mode == "answer" and "uncorrelated" in one.basis  # the assumption is said
     with pytest.raises(ValueError, match="difference"):
         plan(c, "answer_f1", 0.0)
+
+
+def test_the_explorer_filters_a_stage_in_the_kernel_and_the_export_links_to_it(runs: dict[str, Any], tmp_path) -> None:
+    import html
+    import re
+    from urllib.parse import unquote
+
+    c = _compare(runs["good"], runs["retrieval"])
+    explorer = c.explore().choose_system("retrieval/answer")
+    assert "stage = retrieval" in explorer.options()["labels"] and "stage = unchanged" in explorer.options()["labels"]
+    explorer.filter(label="stage = retrieval")
+    shown = set(explorer.selection["case_id"])
+    table = c.stages()
+    assert shown == set(table[(table["system"] == "retrieval/answer") & (table["stage"] == "retrieval")]["case_id"])
+    explorer.filter(label="stage = generation")
+    assert explorer.matched == 0
+    page = heta_nb.to_html(c)
+    links = {unquote(html.unescape(link)) for link in re.findall(r'href="(#system=[^"]+)"', page)}
+    assert "#system=retrieval/answer&label=stage = retrieval" in links  # the count opens those cases
+    assert "#system=retrieval/search&label=stage = retrieval" in links
+    assert not re.search(r'href="#system', c._repr_html_())  # the notebook view has no explorer to link to

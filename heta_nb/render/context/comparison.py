@@ -7,6 +7,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from heta_nb._util.text import shorten
 from heta_nb.comparison.headline import verdict_lines
@@ -26,13 +27,14 @@ def _signed(value: float) -> str:
     return "—" if not math.isfinite(value) else f"{value:+.3f}"
 
 
-def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str, Any]:
+def comparison_context(comparison: Comparison, *, extremes: int = 5, explorer_links: bool = False) -> dict[str, Any]:
     """Plain data for ``comparison.html.j2``.
 
     Args:
         comparison: the comparison.
         extremes: cases listed as most improved / most regressed per system and metric
             (for the first two metrics); 0 lists none.
+        explorer_links: link each stage count to the page's explorer, filtered to its cases.
 
     Returns:
         Systems, one row per (system, metric) with its formatted difference, CI bar and
@@ -143,11 +145,16 @@ def comparison_context(comparison: Comparison, *, extremes: int = 5) -> dict[str
         "warnings": [shorten(w, NOTE_CHARS) for w in data["warnings"]],
         "notes": [shorten(n, NOTE_CHARS) for n in data["notes"]],
         "extremes": blocks,
-        "why": _why(comparison.why()),
+        "why": _why(comparison.why(), explorer_links),
     }
 
 
-def _why(why: Mapping[str, Any]) -> dict[str, Any]:
+def _stage_link(system: str, stage: str) -> str:
+    """``#system=...&label=stage%20%3D%20retrieval``: the page explorer's state for those cases."""
+    return "#system=" + quote(system, safe="") + "&label=" + quote(f"stage = {stage}", safe="")
+
+
+def _why(why: Mapping[str, Any], links: bool = False) -> dict[str, Any]:
     """:func:`heta_nb.comparison.why.why_it_changed`, shortened for the page (the text is escaped
     by the template)."""
     stages = why["stages"]
@@ -158,7 +165,10 @@ def _why(why: Mapping[str, Any]) -> dict[str, Any]:
             {
                 **row,
                 "system": shorten(row["system"], NAME_CHARS),
-                "cells": [row["stages"][s] for s in stages["columns"]],
+                "cells": [
+                    (row["stages"][s], _stage_link(row["system"], s) if links and row["stages"][s] else "")
+                    for s in stages["columns"]
+                ],
             }
             for row in stages["counts"]
         ],
