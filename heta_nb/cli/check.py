@@ -106,6 +106,7 @@ def register(command: Command) -> None:
         help="gate an LLM judge only where people calibrated it: kappa >= 0.6 on >= 50 reviews of NEW "
         "(its reviews folder beside its report.json); an uncalibrated judge is not comparable (exit 2)",
     )
+    output.add_cluster_options(check)
     check.add_argument("-o", "--output", type=text_arg, default=None, help="write the output to this file")
     check.add_argument("--force", action="store_true", help="replace the -o file if it exists")
     check.set_defaults(func=_cmd_check)
@@ -203,6 +204,7 @@ def _check(args: argparse.Namespace) -> int:
             seed=args.seed,
             include_skipped=args.include_skipped,
             calibration=_calibration(args.new, new) if args.require_calibrated else None,
+            **output.cluster_args(args),
         )
     for message in dict.fromkeys(str(item.message) for item in caught):
         print(f"heta-nb: warning: {message}", file=sys.stderr)

@@ -50,6 +50,43 @@ def report(text: str) -> EvaluationReport:
     return resolve_report(text)
 
 
+def benchmark(text: str | None) -> Any:
+    """The benchmark a ``--benchmark`` argument names (a JSONL folder, a BEIR folder...), or None."""
+    if text is None:
+        return None
+    from heta_nb.benchmark.load import load_benchmark
+
+    return load_benchmark(text)
+
+
+def cluster_args(args: Any) -> dict[str, Any]:
+    """``benchmark``, ``cluster_by`` and ``cluster_method`` for compare / check from the options."""
+    gold = benchmark(getattr(args, "benchmark", None))
+    by = getattr(args, "cluster_by", None)
+    if by and gold is None:
+        raise UsageError(f"--cluster-by {by}: reads the benchmark's cases; give --benchmark PATH too")
+    return {"benchmark": gold, "cluster_by": by or None, "cluster_method": getattr(args, "cluster_method", "robust")}
+
+
+def add_cluster_options(parser: Any) -> None:
+    """``--benchmark``, ``--cluster-by`` and ``--cluster-method`` (compare and check)."""
+    from heta_nb.cli.args import text_arg
+
+    parser.add_argument(
+        "--benchmark", type=text_arg, default=None,
+        help="the benchmark the reports ran (its case labels and evidence: slices, stages, --cluster-by)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cluster-by", type=text_arg, default=None,
+        help="cluster the cases: 'document' (each case's source document) or a case label such as labels.topic; "
+        "intervals and p-values then treat the clusters as units (needs --benchmark)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cluster-method", choices=("robust", "bootstrap"), default="robust",
+        help="cluster-robust errors (default) or a cluster bootstrap",
+    )  # fmt: skip
+
+
 def known_names(kind: str, wanted: Sequence[str] | None, known: Sequence[str]) -> list[str] | None:
     """``wanted`` if every name is one of ``known`` (None stays None); else the closest name as a hint.
 

@@ -42,6 +42,7 @@ def register(command: Command) -> None:
     comparison.add_argument("--metrics", type=names_arg, default=None, help="comma-separated metrics")
     comparison.add_argument("--seed", type=seed_arg, default=0, help="resampling seed, >= 0 (default 0)")
     comparison.add_argument("--force", action="store_true", help="replace the -o file if it exists")
+    output.add_cluster_options(comparison)
     comparison.set_defaults(func=_cmd_compare)
 
     listing = command("list", help="list the reports in a store")
@@ -73,6 +74,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             metrics=args.metrics,
             seed=args.seed,
             across_modes=args.across_modes,
+            **output.cluster_args(args),
         )
     messages = [*comparison.warnings, *(str(item.message) for item in caught)]
     for warning in dict.fromkeys(messages):  # each once, in order

@@ -90,8 +90,8 @@ def _write_outputs(result: DemoResult, output_dir: Path) -> None:
     output_dir.mkdir(parents=True, exist_ok=True)
     names = list(result.reports)
     # recipes compared in the mode that both retrieves and answers
-    result.comparison = compare(*result.reports.values(), names=names, modes=["extractive_answer"])
-    gold = load_benchmark()  # the exports show each case's expected answers and evidence
+    gold = load_benchmark()  # the exports show each case's expected answers and evidence, slices its labels
+    result.comparison = compare(*result.reports.values(), names=names, modes=["extractive_answer"], benchmark=gold)
     to_html(result.comparison, output_dir / "comparison.html", benchmark=gold)
     result.outputs["comparison"] = output_dir / "comparison.html"
     first = result.reports[names[0]]

@@ -364,7 +364,8 @@ def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix:
     """Log a comparison: its settings, per system × metric the difference, CI and p-values, the page, the table.
 
     Metric keys are ``compare/metric/system/diff`` (and ``/ci_low``, ``/ci_high``, ``/p_value``,
-    ``/p_adjusted``, ``/mean``, ``/baseline_mean``, ``/n``, ``/wins``, ``/ties``, ``/losses``),
+    ``/p_adjusted``, ``/mean``, ``/baseline_mean``, ``/n``, ``/wins``, ``/ties``, ``/losses`` and
+    ``/mdd``, the minimum detectable difference),
     apart from a report's own ``metric/mode`` metrics when both are logged into one run. A row
     not tested (verdict ``"n/a: ..."``) or without a difference logs no number, but the tag
     ``heta_nb.status/compare/metric/system`` with its verdict.
@@ -400,6 +401,7 @@ def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix:
             continue
         items.append((f"{base}/diff", row.get("mean_diff")))
         items += [(f"{base}/{field}", row.get(field)) for field in _COMPARED]
+        items.append((f"{base}/mdd", row.get("min_detectable_difference")))  # the smallest difference it can see
     metrics = _finite(items)
     name = f"compare {' vs '.join(comparison.systems)}"
     with _run(run_id, shorten_name(name)) as (client, rid):
@@ -423,7 +425,7 @@ def log_check(result: CheckResult, run_id: str | None = None, *, prefix: str = "
 
     Tags ``heta_nb.check.verdict`` and ``heta_nb.check.ok``; metrics ``check/exit_code``,
     ``check/regressions`` and per row ``check/metric/mode/diff`` (``/ci_low``, ``/ci_high``,
-    ``/p_adjusted``, ``/new_mean``, ``/baseline_mean``, ``/n``); a row not tested (n/a) or
+    ``/p_adjusted``, ``/new_mean``, ``/baseline_mean``, ``/n``, ``/mdd``); a row not tested (n/a) or
     without a difference logs no number, but the tag ``heta_nb.status/check/metric/mode`` with
     its verdict and reason. Artifacts ``check.md``, ``check.json``, ``check.xml`` (JUnit) and
     the rows as a table (``check_rows.json``).
@@ -468,6 +470,7 @@ def log_check(result: CheckResult, run_id: str | None = None, *, prefix: str = "
             tags[key.status(base, row.metric)] = text
             continue
         items += [(f"{base}/{field}", getattr(row, field, None)) for field in _CHECKED]
+        items.append((f"{base}/mdd", getattr(row, "min_detectable_difference", None)))
     metrics = _finite(items)
     with _run(run_id, shorten_name(f"check {result.new['report_id']} vs {result.baseline['report_id']}")) as (
         client,

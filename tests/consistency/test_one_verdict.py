@@ -300,3 +300,4 @@ def test_mlflow_gets_the_same_tests(
             continue
         assert _p(metrics[f"{compared}/p_value"]) == tested["p"]
         assert _p(metrics[f"{compared}/p_adjusted"]) == tested["p_adj"] == _p(metrics[f"{checked}/p_adjusted"])
+        assert _mdd(metrics.get(f"{compared}/mdd")) == tested["mdd"] == _mdd(metrics.get(f"{checked}/mdd"))
