@@ -126,6 +126,7 @@ class Comparison(RichDisplay):
         self.benchmark: Any = benchmark
         """The benchmark given to ``compare`` (labels and evidence for slices and clusters), or None."""
         self._human = human
+        self._why: dict[str, Any] | None = None
         """People's estimate of each difference (``compare(..., reviews=)``), or None."""
         self._incomparable = dict(incomparable or {})
         """``{(system, metric): "judge differs: ..."}``: not tested, the numbers mean different things."""
@@ -466,10 +467,15 @@ class Comparison(RichDisplay):
 
     def why(self) -> dict[str, Any]:
         """Why it changed, as the views show it: recipe changes, stage lines and counts, the
-        slices that moved (:func:`heta_nb.comparison.why.why_it_changed`)."""
+        slices that moved (:func:`heta_nb.comparison.why.why_it_changed`; computed once: the
+        comparison does not change, and its text and HTML views both read it)."""
+        from copy import deepcopy
+
         from heta_nb.comparison.why import why_it_changed
 
-        return why_it_changed(self)
+        if self._why is None:
+            self._why = why_it_changed(self)
+        return deepcopy(self._why)
 
     # -- plots ---------------------------------------------------------------------------
     def plot_paired(self, metric: str, system: int | str | None = None, ax: Axes | None = None) -> Axes:

@@ -261,6 +261,7 @@ def check(
                     errored=failing.get(metric, ""),
                     incomparable=differ.get(metric, ""),
                     strict_floors=strict_floors,
+                    compared=comparisons[mode].verdict("new", metric) if tested else "",
                 )
             )
     flips: list[CaseChange] = []

@@ -168,6 +168,7 @@ def judge(
     errored: str = "",
     incomparable: str = "",
     strict_floors: bool = False,
+    compared: str = "",
 ) -> CheckRow:
     """The row with its verdict and reason.
 
@@ -182,6 +183,8 @@ def judge(
         incomparable: Why the metric means different things in the two reports (its LLM judge
             differs: ``"judge differs: model 'a' vs 'b'"``), or "".
         strict_floors: Fail a floor the baseline failed too, even when nothing changed.
+        compared: The comparison's verdict of the row (``Comparison.verdict``): an "inconclusive"
+            one stays a "no detectable change" that says so, never "underpowered".
 
     Returns:
         The judged row.
@@ -248,6 +251,9 @@ def judge(
     if row.significant and row.diff > 0:
         return replace(row, verdict="improvement", reason=f"rose by {row.diff:.3f} ({p}){extra}")
     mdd = row.min_detectable_difference
+    if compared.startswith("inconclusive"):  # compare's word for it: the unadjusted CI excludes 0
+        reason = f"inconclusive: difference {row.diff:+.3f} ({p}); the unadjusted CI excludes 0, the adjusted p not"
+        return replace(row, verdict="no detectable change", reason=reason + extra)
     if math.isfinite(mdd) and mdd > max(row.tolerated, abs(row.diff)) + _EPSILON:
         tolerated = f"; the {row.max_drop} tolerated cannot be verified" if row.tolerated > 0 else ""
         return replace(

@@ -399,9 +399,8 @@ def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix:
         if text:
             tags[key.status(base, row["metric"])] = text
             continue
-        items.append((f"{base}/diff", row.get("mean_diff")))
+        items += [(f"{base}/diff", row.get("mean_diff")), (f"{base}/mdd", row.get("min_detectable_difference"))]
         items += [(f"{base}/{field}", row.get(field)) for field in _COMPARED]
-        items.append((f"{base}/mdd", row.get("min_detectable_difference")))  # the smallest difference it can see
     metrics = _finite(items)
     name = f"compare {' vs '.join(comparison.systems)}"
     with _run(run_id, shorten_name(name)) as (client, rid):

@@ -21,6 +21,8 @@ _SECRET_WORDS = frozenset(
     ("password", "passwd", "secret", "secrets", "credential", "credentials", "authorization", "token", "apikey")
 )
 _SECRET_PAIRS = frozenset((("api", "key"), ("access", "key"), ("private", "key")))
+_MEASURES = frozenset(("count", "counts", "limit", "limits", "budget", "size", "usage", "encoding"))
+"""Words after ``token`` that make it a measure, not a secret (``document_token_counts_artifact``)."""
 
 
 def is_secret_key(name: str) -> bool:
@@ -28,10 +30,13 @@ def is_secret_key(name: str) -> bool:
 
     Names are split into words at case changes, digits and punctuation; a secret word
     (``token``, ``password``, ``secret``...) or a pair such as ``api key`` marks a
-    secret. ``max_tokens`` (``tokens``), ``sort_key`` and ``author`` do not.
+    secret. ``max_tokens`` (``tokens``), ``token_count``, ``document_token_counts_artifact``,
+    ``sort_key`` and ``author`` do not.
     """
     words = [w.lower() for w in _WORDS.findall(name)]
-    return any(w in _SECRET_WORDS for w in words) or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+    after = [*words[1:], ""]
+    secret = any(w in _SECRET_WORDS and not (w == "token" and nxt in _MEASURES) for w, nxt in zip(words, after))
+    return secret or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
 
 
 def recorded_options(options: Any) -> Any:

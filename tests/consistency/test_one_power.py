@@ -136,3 +136,46 @@ def test_plan_reads_the_same_spread(comparison: Any, want: Any) -> None:
     assert f"{found.detectable_now:.3f}" == mdd  # plan's "detects now" is the comparison's MDD
     bigger = plan(comparison, metric, found.detectable_now * 1.01, system=system)
     assert bigger.cases <= found.cases_now  # a difference above the MDD needs no more cases
+
+
+def _scored(seed: int, shift: float, report_id: str) -> Any:
+    """200 cases × 4 numeric metrics drawn at random (as benchmarks/compare.py's reports)."""
+    import numpy as np
+    from helpers import report_dict
+
+    rng = np.random.default_rng(seed)
+    values = np.clip(rng.random((200, 4)) + shift, 0.0, 1.0).round(4)
+    results = [
+        {
+            "case_id": f"q{i:03d}",
+            "query": f"query {i}?",
+            "query_mode": "search",
+            "scores": [
+                {"name": f"m{j}", "value": float(values[i, j]), "passed": None, "metadata": {}} for j in range(4)
+            ],
+            "response": {"mode": "search", "results": [], "answer": None, "citations": [], "trace": [], "metadata": {}},
+            "latency_ms": 1.0,
+            "error": None,
+            "metadata": {"benchmark_run_unit": "corpus", "knowledge_base_name": "kb"},
+        }
+        for i in range(200)
+    ]
+    return heta_nb.load_report(report_dict(results, report_id=report_id, modes=["search"], benchmark="b"))
+
+
+def test_an_inconclusive_row_is_inconclusive_in_the_gate_too() -> None:
+    """compare calls a row whose unadjusted CI excludes 0 "inconclusive"; the gate must not call
+    the same row underpowered (it says no detectable change, and why)."""
+    base, new = _scored(0, 0.0, "a"), _scored(1, 0.04, "b")
+    comparison = heta_nb.compare(base, new, resamples=2000)
+    verdicts = {r["metric"]: r["verdict"] for r in comparison.summary_rows()}
+    inconclusive = [m for m, v in verdicts.items() if v.startswith("inconclusive")]
+    assert inconclusive, verdicts  # the pair has one
+    result = heta_nb.check(new, base, resamples=2000)
+    rows = {r.metric: r for r in result.rows}
+    for metric, verdict in verdicts.items():
+        if metric in inconclusive:
+            assert rows[metric].verdict == "no detectable change" and rows[metric].reason.startswith("inconclusive")
+        else:  # the gate asks more of a drop: one it cannot test fails as unverified
+            expected = "unverified drop" if rows[metric].diff < 0 else "underpowered"
+            assert verdict.startswith("underpowered") and rows[metric].verdict == expected

@@ -48,7 +48,8 @@ def test_explore_a_comparison_with_a_benchmark_variable(shell: Any) -> None:
     shell.user_ns["bench"] = Benchmark({"name": "s", "version": "1", "split": "t", "task_type": "qa"}, (), cases)
     explorer = shell.run_line_magic("heta_explore", "comparison --benchmark bench")
     assert explorer.table.kind == "comparison"
-    assert explorer.options()["labels"] == ["hops = 0", "hops = 1"]
+    labels = explorer.options()["labels"]  # the benchmark's, then where each changed case was lost or won
+    assert labels[:2] == ["hops = 0", "hops = 1"] and all(x.startswith("stage = ") for x in labels[2:]) and labels[2:]
 
 
 def test_bad_sources_are_one_line_usage_errors(shell: Any, tmp_path: Path) -> None:

@@ -39,13 +39,29 @@ class OptionsKB:
         "Authorization",
         "private-key",
         "token",
+        "refresh_token",
+        "token_secret",
     ],
 )
 def test_secret_looking_names(name: str) -> None:
     assert is_secret_key(name)
 
 
-@pytest.mark.parametrize("name", ["max_tokens", "top_k", "sort_key", "author", "keywords", "filters", "alpha", ""])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "max_tokens",
+        "top_k",
+        "sort_key",
+        "author",
+        "keywords",
+        "filters",
+        "alpha",
+        "",
+        "token_count",
+        "document_token_counts_artifact",
+    ],
+)
 def test_ordinary_names(name: str) -> None:
     assert not is_secret_key(name)
 
