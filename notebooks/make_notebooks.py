@@ -946,6 +946,178 @@ estimates, the gate) reads them."""),
 ]
 
 
+WHY = [
+    ("md", """# Why it changed: what differs, where the answer was lost, which slices moved
+
+A comparison says *whether* a recipe got worse. This notebook asks *why*, on the demo's two real
+Heta recipes on the *Saltmarsh Isles* benchmark: `small-chunks` (160-character chunks, overlap 20)
+and `large-chunks` (700, overlap 60).
+
+1. what differs between the recipes (`recipe_changes`);
+2. where the answer was lost: in retrieval or in generation (`stages`);
+3. which slices of the benchmark moved (`slices`);
+4. the statistics a reviewer asks for: clustered intervals, McNemar's test, the smallest difference
+   the benchmark can detect, and why a verdict says "underpowered";
+5. how many cases it would take (`plan`);
+6. every case × system at once (the explorer's grid);
+7. a knowledge base's reports over time (`history`);
+8. the same reasons in the CI gate (`check`).
+
+Everything runs offline, in seconds."""),
+    ("code", "%load_ext heta_nb"),
+    ("code", """import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+import heta_nb
+from heta_nb import demo
+
+pd.set_option("display.max_colwidth", None)  # whole verdicts, not cut at 50 characters
+workdir = Path(tempfile.mkdtemp(prefix="heta-why-"))
+result = demo.run_demo(workdir / "output", workdir / "store", progress=False)
+store = heta_nb.ReportStore(workdir / "store")
+small, large = result.reports["small-chunks"], result.reports["large-chunks"]
+benchmark = demo.load_benchmark()"""),
+    ("md", """## The comparison
+
+`heta_nb.compare` tests `large-chunks` against `small-chunks` case by case, mode with mode. Given
+the benchmark, it can also slice the cases by their labels. Under the verdicts, the view has a
+**Why it changed** section: where the changed cases were lost or gained (one line per system, and
+the counts), what differs between the recipes, and the slices that moved. The table of paired
+differences has a **detects ≥** column: the smallest difference each test detects with 80 % power."""),
+    ("code", """c = heta_nb.compare(small, large, benchmark=benchmark)
+c"""),
+    ("md", """## 1. What differs
+
+Heta's recipe manifest names each step but not its settings: two recipes that differ only in
+`chunk_size` have the same manifest. heta_nb's runner records each step's settings in the report
+(`metadata.heta_nb.recipe_parameters`), so `recipe_changes()` can list what differs between two
+reports: the recipe's steps and settings, how each knowledge base was built (how many chunks it
+holds), and the benchmark. It lists only differences, never what differs between any two builds
+(ids, times). Here: the chunk size and the overlap, and the large chunks make far fewer of them."""),
+    ("code", """for changes in c.recipe_changes():
+    print(*changes.lines(), sep="\\n")"""),
+    ("md", """## 2. Where the answer was lost
+
+A case *changed* when its outcome moved: the answer metric (`answer_f1`), or the evidence metric
+(`evidence_recall@5`) in a mode that returns no answers. Its **stage** reads the evidence metric and
+both systems' outputs:
+
+- **retrieval**: the evidence found before is missing now (or, for a gain, found where the baseline
+  missed it entirely);
+- **generation**: retrieval as good, or moving the other way, and the answer worse (or better);
+- **both**: some evidence lost and the answer worse (or more found and the answer better);
+- **neither**: the output did not change (same answer, same top result, same number of results):
+  the score moved by itself, as a judge's can;
+- **unknown**: no evidence score on one side.
+
+`c.stage_counts()` counts them per system and direction; `c.stages()` lists the cases."""),
+    ("code", "c.stage_counts()"),
+    ("md", """`full_text_search` returns no answers, so its outcome is the evidence metric itself and every
+change is a retrieval change. In `extractive_answer` most regressed cases are **generation**:
+retrieval found the evidence as well as before (or better), and the answer still got worse. The
+first five:"""),
+    ("code", """lost = c.stages().query("stage == 'generation' and direction == 'regressed'")
+lost[["case_id", "query", "outcome_baseline", "outcome_value", "evidence_baseline", "evidence_value"]].head()"""),
+    ("md", """## 3. Which slices moved
+
+`c.slices("labels")` tests the paired difference in each slice of each benchmark label (here
+`difficulty`, `hops` and `question_type`), per tested system and metric. The slices of one system
+and metric are one family, adjusted together (Holm by default, named in `correction`); the slices
+that moved come first; a slice of fewer than `min_cases` cases (10) is not tested. For
+`answer_f1`:"""),
+    ("code", """holm = c.slices("labels", metrics=["answer_f1"])
+columns = ["slice_by", "slice", "n", "mean_diff", "ci_low", "ci_high", "p_adjusted", "correction", "verdict"]
+holm[columns]"""),
+    ("md", """`answer_f1` is worse on easy, single-hop and factoid questions; `hops = 3` has 4 cases, too few to
+test. Holm controls the chance of *any* false finding among the slices. `correction="bh"`
+(Benjamini-Hochberg) controls the expected share of false findings among those reported instead:
+its adjusted p-values are never larger than Holm's. Here the same slices moved:"""),
+    ("code", """bh = c.slices("labels", metrics=["answer_f1"], correction="bh")
+bh[columns]"""),
+    ("md", """A small slice has a wide interval, and a finding in it is easy to over-read. With `min_cases=40`,
+slices of fewer than 40 cases are not tested: they say so, and each family holds only the slices
+tested (`family_size`):"""),
+    ("code", """c.slices("labels", metrics=["answer_f1"], min_cases=40)[
+    ["slice_by", "slice", "n", "mean_diff", "p_adjusted", "family_size", "verdict"]
+]"""),
+    ("md", """## 4. The statistics a reviewer asks for
+
+**Clustered intervals.** The benchmark's questions were written from its documents, and questions
+about one document tend to move together: such cases hold less information than as many independent
+ones. `cluster_by="document"` groups each case with the others whose expected evidence cites the same
+first document, and every interval and p-value treats those groups as the units (CR1
+cluster-robust standard errors, a t test on G − 1 degrees of freedom). The notes say so; `clusters`
+and `design_effect` (the variance relative to the case-level one) are in the summary."""),
+    ("code", """clustered = heta_nb.compare(small, large, benchmark=benchmark, cluster_by="document")
+print(*clustered.notes, sep="\\n")
+clustered.summary_frame()[
+    ["system", "metric", "mean_diff", "ci_low", "ci_high", "p_value", "clusters", "design_effect", "verdict"]
+]"""),
+    ("md", """A design effect above 1 widens the interval (the retrieval metrics here); below 1 it narrows it
+(`answer_contains`). `answer_f1` is still worse with the documents as units.
+
+**McNemar.** For a pass/fail metric such as `answer_contains`, only the cases whose verdict flipped
+carry information; McNemar's exact test on them stands beside the sign-flip test (`mcnemar_p`).
+
+**The smallest detectable difference.** Each tested row has `min_detectable_difference` (the view's
+*detects ≥*): the difference its test detects with 80 % power at the family's level, from the
+observed spread of the paired differences."""),
+    ("code", """print(c.sensitivity("large-chunks/extractive_answer", "answer_contains").mcnemar.text)
+c.summary_frame().query("mode == 'extractive_answer'")[
+    ["metric", "n", "mean_diff", "ci_low", "ci_high", "p_adjusted", "mcnemar_p", "min_detectable_difference", "verdict"]
+]"""),
+    ("md", """Why "underpowered" and not "no detectable difference"? `answer_contains` fell, but by less than
+the difference its test detects with 80 % power: with these cases, a real change of that size could
+easily go unnoticed. "No detectable difference" reads as evidence that nothing changed, which a test
+that could not have seen the change does not give. So a test that finds nothing (its interval
+includes 0) while its minimum detectable difference is larger than the change it saw says
+**underpowered**, and names the size it can see. "No detectable difference" stays for a test that
+could have seen the change (or when every case scored the same)."""),
+    ("md", """## 5. How many cases would it take?
+
+`heta_nb.plan` turns the question around: how many cases a benchmark needs to detect a change of a
+given size. From a comparison it uses the observed spread of the paired differences (clustered when
+the comparison clusters) at the family's level (alpha divided by the family's size: the six metrics
+of `extractive_answer`):"""),
+    ("code", """heta_nb.plan(c, "answer_f1", difference=0.02, system="large-chunks/extractive_answer")"""),
+    ("md", """From one report there is no second recipe to pair with. `plan` then takes the spread of a
+difference as √2 times the spread of the report's scores, as if two recipes' scores were unrelated
+case by case, and says so. Recipes scored on the same cases usually move together, so this asks for
+more cases than the paired figure above:"""),
+    ("code", """heta_nb.plan(small, "answer_f1", 0.02)"""),
+    ("md", """## 6. Every case, every system
+
+The explorer's grid shows the cases × the compared systems at once (two recipes × two modes), each
+cell a pass or fail for `answer_contains` (a coloured score for a numeric metric; `n/a` where a mode
+returns no answers). Hover a cell for the system's answer; click a cell, then another in the same row,
+for a word diff of the two answers; and keep only the cases where the systems disagree."""),
+    ("code", """explorer = c.explore(view="grid", metric="answer_contains")
+print(f"{explorer.grid!r}: the systems disagree on {explorer.grid.cells.disagreeing} of them")
+explorer"""),
+    ("md", """## 7. Over time
+
+`heta_nb.history(store, kb=...)` lists a knowledge base's stored reports on one benchmark in time
+order: each mode and metric with its mean and interval, and the paired change from the report
+before (`compare(previous, current)`'s numbers). The demo stores both recipes under the knowledge
+base `saltmarsh isles`, small chunks first, so this history is two reports long:"""),
+    ("code", """over_time = heta_nb.history(store, kb="saltmarsh isles", benchmark="saltmarsh_isles")
+over_time.frame().query("mode == 'extractive_answer' and metric == 'answer_f1'")[
+    ["report_id", "n", "mean", "ci_low", "ci_high", "change", "change_ci_low", "change_ci_high", "verdict", "real"]
+]"""),
+    ("md", "The plot marks a real change (significant after Holm's correction) with ▲ or ▼:"),
+    ("code", """over_time.plot("answer_f1", mode="extractive_answer")"""),
+    ("md", """## 8. The gate says it too
+
+`heta_nb.check(new, baseline)` (`heta-nb check` in CI) gates on the same paired tests. Its Markdown,
+for a CI job summary, has the **detects ≥** column and a **Why it changed** section: the stage lines,
+what differs between the recipes and, given the benchmark, the slices that moved."""),
+    ("code", """gate = heta_nb.check(large, small, benchmark=benchmark)
+print(gate.to_markdown())"""),
+]
+
+
 NOTEBOOKS = {
     "01-quickstart.ipynb": QUICKSTART,
     "02-explore-a-report.ipynb": EXPLORE,
@@ -953,6 +1125,7 @@ NOTEBOOKS = {
     "04-scale-out.ipynb": SCALE_OUT,
     "05-judges.ipynb": JUDGES,
     "06-review-and-calibrate.ipynb": REVIEW,
+    "07-why-it-changed.ipynb": WHY,
 }
 
 

@@ -30,12 +30,13 @@ BUDGET_S = {
     "04-scale-out.ipynb": 180,
     "05-judges.ipynb": 60,
     "06-review-and-calibrate.ipynb": 60,
+    "07-why-it-changed.ipynb": 60,
 }
 
 JUDGE_ENV = ("HETA_NB_JUDGE_MODEL", "HETA_NB_JUDGE_API_BASE", "HETA_NB_JUDGE_API_KEY")
 """What notebook 05 reads to choose its judge model (unset in the tests: the offline stand-in)."""
 
-IN_MKDTEMP = ("05-judges.ipynb", "06-review-and-calibrate.ipynb")
+IN_MKDTEMP = ("05-judges.ipynb", "06-review-and-calibrate.ipynb", "07-why-it-changed.ipynb")
 """Notebooks whose report store is a ``tempfile.mkdtemp()`` folder: the test points TMPDIR where it looks."""
 
 NETWORK = re.compile(
@@ -44,7 +45,7 @@ NETWORK = re.compile(
 """Words of an output that mention reaching the network."""
 
 
-def test_there_are_six_notebooks() -> None:
+def test_the_notebooks_are_the_listed_ones() -> None:
     assert [p.name for p in NOTEBOOKS] == list(BUDGET_S)
 
 
@@ -134,6 +135,8 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         check_judges_notebook(notebook, work, tmp_path / "tmp")
     if path.name == "06-review-and-calibrate.ipynb":
         check_review_notebook(notebook, tmp_path / "tmp")
+    if path.name == "07-why-it-changed.ipynb":
+        check_why_notebook(notebook, tmp_path / "tmp")
 
 
 def code_cell(notebook: Any, marker: str) -> Any:
@@ -459,3 +462,303 @@ def check_review_notebook(notebook: Any, tmp: Path) -> None:
         r.reason.startswith("not calibrated: ") for r in gate.rows
     )
     assert cli.rstrip().endswith(f"exit code: {gate.exit_code}")
+
+
+SHOWN = 5.01e-7
+"""How far a number pandas shows (6 decimals) may be from the number it shows: half its last digit."""
+
+
+def case_scores(report: Any, mode: str, metric: str) -> dict[str, float]:
+    """``{case_id: score}`` of one mode and metric, read from the report's case results, as compare
+    aligns them: errored cases, skipped scores and text values left out."""
+    out = {}
+    for result in report.raw["case_results"]:
+        if result["query_mode"] != mode or result.get("error"):
+            continue
+        for score in result["scores"]:
+            value, skipped = score["value"], (score.get("metadata") or {}).get("skipped") is True
+            if score["name"] == metric and not skipped and isinstance(value, (bool, int, float)):
+                out[result["case_id"]] = float(value)
+    return out
+
+
+def paired_scores(baseline: Any, candidate: Any, mode: str, metric: str) -> tuple[list[str], Any, Any]:
+    """The cases both reports scored, and each one's baseline and candidate score."""
+    import numpy as np
+
+    before, after = case_scores(baseline, mode, metric), case_scores(candidate, mode, metric)
+    ids = [case_id for case_id in before if case_id in after]
+    return ids, np.array([before[i] for i in ids]), np.array([after[i] for i in ids])
+
+
+def assert_same_table(shown: pd.DataFrame, truth: pd.DataFrame, columns: list[str]) -> None:
+    """The shown table's rows are ``truth``'s, column by column (numbers to the 6 decimals shown: :data:`SHOWN`)."""
+    assert len(shown) == len(truth), (len(shown), len(truth))
+    for got, want in zip(shown[columns].to_dict("records"), truth[columns].to_dict("records")):
+        for column in columns:
+            a, b = got[column], want[column]
+            if isinstance(b, float):
+                assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=0, abs=SHOWN), (column, got, want)
+            else:
+                assert plain(a) == plain(b), (column, got, want)
+
+
+def check_why_notebook(notebook: Any, tmp: Path) -> None:
+    """07-why-it-changed: what each cell shows, recomputed from the reports it saved."""
+    import html as html_text
+    from statistics import NormalDist
+
+    import numpy as np
+    from scipy import stats
+
+    import heta_nb
+    from heta_nb.comparison.stages import STAGES
+    from heta_nb.stats.power import cases_needed
+
+    assert_offline(notebook)
+    (store_root,) = tmp.glob("heta-why-*/store")
+    store = heta_nb.ReportStore(store_root)
+    small = store.load("saltmarsh isles", "small-chunks")
+    large = store.load("saltmarsh isles", "large-chunks")
+    benchmark = heta_nb.demo.load_benchmark()
+    labels = {case.case_id: case.labels or {} for case in benchmark.cases}
+    comparison = heta_nb.compare(small, large, benchmark=benchmark)
+    system = "large-chunks/extractive_answer"
+    ids, f1_before, f1_after = paired_scores(small, large, "extractive_answer", "answer_f1")
+    assert len(ids) == 89  # the 95 cases but the 6 without gold data
+
+    # the comparison's view: why it changed, under the verdicts, above the table with "detects ≥"
+    (view,) = [o for o in code_cell(notebook, "c = heta_nb.compare(").outputs if "text/html" in o.get("data", {})]
+    assert view["data"]["text/plain"] == comparison._repr_mimebundle_(include=("text/plain",))["text/plain"]
+    page = html_text.unescape(view["data"]["text/html"])
+    assert 'data-testid="heta-comparison"' in page
+    why = page.index("Why it changed")
+    assert page.index('data-testid="heta-comparison-verdict"') < why < page.index('data-testid="heta-comparison-table"')
+    assert "detects ≥" in page[page.index('data-testid="heta-comparison-table"') :]
+    reasons = comparison.why()
+    shown_lines = [*reasons["stages"]["lines"], *reasons["slices"]["lines"]]
+    shown_lines += [line for pair in reasons["recipes"] for line in pair["lines"]]
+    assert len(reasons["stages"]["lines"]) == 2 and reasons["slices"]["lines"]
+    for line in shown_lines:
+        assert line in page[why:], line
+
+    # 1. what differs: the recorded settings and the chunk counts of the saved reports, nothing else
+    def setting(report: Any, name: str) -> Any:
+        (step,) = [s for s in report.raw["metadata"]["heta_nb"]["recipe_parameters"] if s["name"] == "split_documents"]
+        return step["parameters"][name]
+
+    def chunks(report: Any) -> int:
+        (manifest,) = report.knowledge_base_manifests
+        return len(manifest["run_record"]["artifacts"]["chunk_keys"])
+
+    assert (setting(small, "chunk_size"), setting(large, "chunk_size")) == (160, 700)
+    assert (setting(small, "overlap"), setting(large, "overlap")) == (20, 60)
+    assert chunks(large) < chunks(small) / 2  # "far fewer"
+    assert stdout(code_cell(notebook, "c.recipe_changes()")) == (
+        "recipe: split_documents.chunk_size 160 → 700\n"
+        "recipe: split_documents.overlap 20 → 60\n"
+        f"knowledge base: chunk_keys {chunks(small)} → {chunks(large)} items\n"
+    )
+
+    # 2. the stages: stage_counts() of the saved reports, and the same counts from their case results
+    counts = shown_table(code_cell(notebook, "c.stage_counts()"))
+    truth = comparison.stage_counts()
+    assert_same_table(counts, truth, ["system", "mode", "direction", *STAGES, "total"])
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    for mode, outcome in (("full_text_search", "evidence_recall@5"), ("extractive_answer", "answer_f1")):
+        responses = [
+            {r["case_id"]: r["response"] for r in report.raw["case_results"] if r["query_mode"] == mode}
+            for report in (small, large)
+        ]
+        evidence = [case_scores(report, mode, "evidence_recall@5") for report in (small, large)]
+        case_ids, before, after = paired_scores(small, large, mode, outcome)
+        for case_id, y_a, y_b in zip(case_ids, before.tolist(), after.tolist()):
+            if abs(y_b - y_a) <= comparison.tie_tolerance:
+                continue
+            a, b = (r[case_id] for r in responses)
+            output = [
+                (r["answer"], r["results"][0]["text"] if r["results"] else None, len(r["results"])) for r in (a, b)
+            ]
+            e_a, e_b = (e.get(case_id, math.nan) for e in evidence)
+            sign = 1.0 if y_b > y_a else -1.0
+            if output[0] == output[1]:
+                stage = "neither"
+            elif outcome == "evidence_recall@5":
+                stage = "retrieval"
+            elif math.isnan(e_a) or math.isnan(e_b):
+                stage = "unknown"
+            elif sign * (e_b - e_a) <= comparison.tie_tolerance:
+                stage = "generation"
+            elif (e_b if sign < 0 else e_a) <= comparison.tie_tolerance:
+                stage = "retrieval"
+            else:
+                stage = "both"
+            row = found.setdefault((f"large-chunks/{mode}", "improved" if sign > 0 else "regressed"), {})
+            row[stage] = row.get(stage, 0) + 1
+    assert {
+        (r["system"], r["direction"]): {s: r[s] for s in STAGES if r[s]} for r in counts.to_dict("records")
+    } == found
+    # what the Markdown says of them
+    for direction in ("improved", "regressed"):
+        assert set(found[("large-chunks/full_text_search", direction)]) == {"retrieval"}
+    regressed = found[(system, "regressed")]
+    assert regressed["generation"] > sum(regressed.values()) / 2
+    lost = shown_table(code_cell(notebook, "stage == 'generation' and direction == 'regressed'"))
+    columns = ["case_id", "query", "outcome_baseline", "outcome_value", "evidence_baseline", "evidence_value"]
+    stages_truth = comparison.stages().query("stage == 'generation' and direction == 'regressed'")
+    assert_same_table(lost, stages_truth.head(), columns)
+    assert len(lost) == 5  # "the first five"
+    assert set(stages_truth["system"]) == {system}
+    assert (lost["evidence_value"] >= lost["evidence_baseline"]).all()
+    assert (lost["outcome_value"] < lost["outcome_baseline"]).all()
+
+    # 3. the slices: slices() of the saved reports; their sizes and differences from the case results
+    columns = ["slice_by", "slice", "n", "mean_diff", "ci_low", "ci_high", "p_adjusted", "correction", "verdict"]
+    holm = comparison.slices("labels", metrics=["answer_f1"])
+    shown = shown_table(code_cell(notebook, 'holm = c.slices("labels"'))
+    assert_same_table(shown, holm, columns)
+    assert set(holm["slice_by"]) == {"labels.difficulty", "labels.hops", "labels.question_type"}
+    for row in holm.to_dict("records"):
+        key = row["slice_by"].removeprefix("labels.")
+        inside = [i for i, case_id in enumerate(ids) if str(labels[case_id].get(key)) == row["slice"]]
+        assert row["n"] == len(inside), row
+        if row["family_size"]:
+            assert row["mean_diff"] == pytest.approx(float(np.mean(f1_after[inside] - f1_before[inside])), abs=1e-12)
+    moved = {(r["slice_by"], r["slice"]) for r in holm.to_dict("records") if r["significant"]}
+    assert moved == {("labels.difficulty", "easy"), ("labels.hops", "1"), ("labels.question_type", "factoid")}
+    assert all(holm.loc[holm["significant"], "verdict"].str.startswith("worse"))
+    (hops3,) = holm[(holm["slice_by"] == "labels.hops") & (holm["slice"] == "3")].to_dict("records")
+    assert hops3["n"] == 4 and hops3["verdict"] == "too small to test (4 cases < 10)"
+    bh = comparison.slices("labels", metrics=["answer_f1"], correction="bh")
+    assert_same_table(shown_table(code_cell(notebook, 'correction="bh"')), bh, columns)
+    assert {(r["slice_by"], r["slice"]) for r in bh.to_dict("records") if r["significant"]} == moved
+    pairs = holm.merge(bh, on=["slice_by", "slice"], suffixes=("_holm", "_bh"))
+    tested = pairs[pairs["family_size_holm"] > 0]
+    assert len(tested) == 8 and (tested["p_adjusted_bh"] <= tested["p_adjusted_holm"] + 1e-12).all()
+    assert tested["correction_bh"].str.startswith("Benjamini-Hochberg over ").all()
+    few = comparison.slices("labels", metrics=["answer_f1"], min_cases=40)
+    columns = ["slice_by", "slice", "n", "mean_diff", "p_adjusted", "family_size", "verdict"]
+    shown = shown_table(code_cell(notebook, "min_cases=40"))
+    assert_same_table(shown, few, columns)
+    tested_per_label = shown[shown["n"] >= 40]["slice_by"].value_counts()
+    for row in shown.to_dict("records"):
+        if row["n"] < 40:
+            assert row["verdict"] == f"too small to test ({row['n']} cases < 40)" and row["family_size"] == 0, row
+        else:  # the family: the slices of its label that are tested
+            assert row["family_size"] == tested_per_label[row["slice_by"]], row
+    assert (shown["n"] < 40).sum() >= 4 and tested_per_label["labels.difficulty"] == 1
+
+    # 4. clustered by document: compare(cluster_by=) of the saved reports, and CR1 recomputed for answer_f1
+    clustered = heta_nb.compare(small, large, benchmark=benchmark, cluster_by="document")
+    cell = code_cell(notebook, 'cluster_by="document"')
+    assert stdout(cell) == "\n".join(clustered.notes) + "\n"
+    documents = {
+        case.case_id: str(case.expected.evidence[0].reference_id or case.expected.evidence[0].document_id)
+        for case in benchmark.cases
+        if case.expected.evidence
+    }
+    groups = [documents[case_id] for case_id in ids]
+    clusters = len(set(groups))
+    assert any(
+        n.startswith(f"intervals and p-values clustered by document ({clusters} documents; CR1")
+        for n in clustered.notes
+    )
+    columns = ["system", "metric", "mean_diff", "ci_low", "ci_high", "p_value", "clusters", "design_effect", "verdict"]
+    table = shown_table(cell)
+    assert_same_table(table, clustered.summary_frame(), columns)
+    d = f1_after - f1_before
+    residuals = pd.Series(d - d.mean()).groupby(groups).sum().to_numpy()
+    se = math.sqrt(clusters / (clusters - 1) * float(residuals @ residuals)) / len(d)
+    half = stats.t.ppf(0.975, clusters - 1) * se
+    (f1,) = table[(table["system"] == system) & (table["metric"] == "answer_f1")].to_dict("records")
+    assert f1["clusters"] == clusters
+    assert f1["ci_low"] == pytest.approx(d.mean() - half, rel=0, abs=SHOWN)
+    assert f1["ci_high"] == pytest.approx(d.mean() + half, rel=0, abs=SHOWN)
+    assert f1["p_value"] == pytest.approx(2 * stats.t.sf(abs(d.mean()) / se, clusters - 1), rel=0, abs=SHOWN)
+    naive = float(np.std(d, ddof=1)) / math.sqrt(len(d))
+    assert f1["design_effect"] == pytest.approx((se / naive) ** 2, rel=0, abs=SHOWN)
+    # what the Markdown says of it
+    by_metric = {(r["system"], r["metric"]): r for r in table.to_dict("records")}
+    for metric in ("evidence_recall@5", "recall@5", "ndcg@5", "mrr@5"):
+        for mode in ("full_text_search", "extractive_answer"):
+            assert by_metric[(f"large-chunks/{mode}", metric)]["design_effect"] > 1, (mode, metric)
+    assert by_metric[(system, "answer_contains")]["design_effect"] < 1
+    assert f1["verdict"].startswith("worse")
+
+    # McNemar and the minimum detectable difference: recomputed from the case results
+    cell = code_cell(notebook, ".mcnemar.text")
+    _, passed_before, passed_after = paired_scores(small, large, "extractive_answer", "answer_contains")
+    lost_cases = int(np.sum((passed_before == 1) & (passed_after == 0)))
+    gained = int(np.sum((passed_before == 0) & (passed_after == 1)))
+    flips = lost_cases + gained
+    mcnemar = min(1.0, 2 * sum(math.comb(flips, k) for k in range(min(lost_cases, gained) + 1)) / 2**flips)
+    assert stdout(cell) == (
+        f"McNemar exact p={mcnemar:.2f} ({flips} discordant: {gained} gained, {lost_cases} lost)\n"
+    ), stdout(cell)
+    table = shown_table(cell)
+    columns = ["metric", "n", "mean_diff", "ci_low", "ci_high", "p_adjusted", "mcnemar_p"]
+    assert_same_table(table, comparison.summary_frame().query("mode == 'extractive_answer'"), columns + ["verdict"])
+    rows = {r["metric"]: r for r in table.to_dict("records")}
+    assert rows["answer_contains"]["mcnemar_p"] == pytest.approx(mcnemar, rel=0, abs=SHOWN)
+    assert [m for m, r in rows.items() if not math.isnan(r["mcnemar_p"])] == ["answer_contains"]
+    z = NormalDist().inv_cdf(1 - 0.05 / (2 * len(rows))) + NormalDist().inv_cdf(0.8)
+    for metric, row in rows.items():
+        _, before, after = paired_scores(small, large, "extractive_answer", metric)
+        mdd = z * float(np.std(after - before, ddof=1)) / math.sqrt(len(after))
+        assert row["min_detectable_difference"] == pytest.approx(mdd, rel=0, abs=SHOWN), metric
+        significant = row["p_adjusted"] < 0.05
+        excludes_zero = row["ci_low"] > 0 or row["ci_high"] < 0
+        underpowered = not significant and not excludes_zero and mdd > abs(row["mean_diff"])
+        assert row["verdict"].startswith("underpowered") == underpowered, row
+        if underpowered:
+            assert f"differences under {mdd:.3g} cannot be told apart with {row['n']} cases" in row["verdict"]
+    assert rows["answer_contains"]["verdict"].startswith("underpowered")  # what the Markdown says
+    assert rows["answer_contains"]["mean_diff"] < 0
+
+    # 5. plan: the cases needed from the paired spread, and from one report's (an assumption, said)
+    plan = heta_nb.plan(comparison, "answer_f1", difference=0.02, system=system)
+    (shown,) = [o["data"]["text/plain"] for o in code_cell(notebook, "heta_nb.plan(c,").outputs if "data" in o]
+    assert shown == repr(plan)
+    assert plan.tests == 6 and "over 6 tests" in shown
+    assert plan.cases == cases_needed(float(np.std(d, ddof=1)), 0.02, alpha=0.05, power=0.8, tests=6)
+    assert f"takes {plan.cases:,} cases; the benchmark has {len(ids)} " in shown
+    one = heta_nb.plan(small, "answer_f1", 0.02)
+    (shown,) = [o["data"]["text/plain"] for o in code_cell(notebook, "heta_nb.plan(small,").outputs if "data" in o]
+    assert shown == repr(one) and "as if two recipes' scores were uncorrelated" in shown
+    scores = np.array(list(case_scores(small, "extractive_answer", "answer_f1").values()))
+    assert one.cases == cases_needed(float(np.std(scores, ddof=1)) * math.sqrt(2), 0.02, alpha=0.05, power=0.8)
+    assert one.cases > plan.cases  # "asks for more cases than the paired figure"
+
+    # 6. the grid: a widget (the static comparison its fallback); its disagreements from the case results
+    cell = code_cell(notebook, 'view="grid"')
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in cell.outputs)
+    fallbacks = [o["data"].get("text/html", "") for o in cell.outputs if "text/html" in o.get("data", {})]
+    assert fallbacks and all('data-testid="heta-comparison"' in h for h in fallbacks)
+    before, after = (case_scores(r, "extractive_answer", "answer_contains") for r in (small, large))
+    disagree = sum(1 for case_id in before if case_id in after and before[case_id] != after[case_id])
+    assert disagree == flips
+    assert stdout(cell) == (
+        f"<GridView {len(comparison.systems)} systems × {len(benchmark.cases)} cases on answer_contains (shown)>: "
+        f"the systems disagree on {disagree} of them\n"
+    )
+
+    # 7. history: the saved reports in time order, their means and the paired change
+    history = heta_nb.history(store, kb="saltmarsh isles", benchmark="saltmarsh_isles")
+    assert history.reports == ("small-chunks", "large-chunks")  # "small chunks first"
+    table = shown_table(code_cell(notebook, "over_time.frame()"))
+    columns = ["report_id", "n", "mean", "ci_low", "ci_high", "change", "change_ci_low", "change_ci_high", "verdict"]
+    truth = history.frame().query("mode == 'extractive_answer' and metric == 'answer_f1'")
+    assert_same_table(table, truth, columns + ["real"])
+    means = [float(np.mean(list(case_scores(r, "extractive_answer", "answer_f1").values()))) for r in (small, large)]
+    assert table["mean"].tolist() == pytest.approx(means, rel=0, abs=SHOWN)
+    assert table["change"].iloc[1] == pytest.approx(float(d.mean()), rel=0, abs=SHOWN)
+    assert table["verdict"].iloc[1].startswith("worse") and plain(table["real"].iloc[1]) == "True"
+    plot = code_cell(notebook, "over_time.plot(")
+    assert any("image/png" in o.get("data", {}) for o in plot.outputs)
+
+    # 8. the gate: check() of the saved reports, its Markdown with "detects ≥" and "Why it changed"
+    gate = heta_nb.check(large, small, benchmark=benchmark)
+    markdown = stdout(code_cell(notebook, "gate.to_markdown()"))
+    assert markdown == gate.to_markdown() + "\n"
+    assert "| detects ≥ |" in markdown and "**Why it changed**" in markdown
+    assert "recipe: split\\_documents.chunk\\_size 160 → 700" in markdown and "- slices:" in markdown
