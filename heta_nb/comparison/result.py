@@ -317,44 +317,9 @@ class Comparison(RichDisplay):
 
     def to_context(self) -> dict[str, Any]:
         """Everything a template needs, as plain data (dicts, lists, str, numbers)."""
-        return {
-            "systems": [
-                {
-                    "name": s.name,
-                    "report_id": s.report_id,
-                    "mode": s.mode,
-                    "knowledge_base_name": s.knowledge_base_name,
-                    "benchmark": s.benchmark,
-                    "is_baseline": self.is_baseline(s.name),
-                    "baseline": self.baselines.get(s.name),
-                }
-                for s in self.system_info
-            ],
-            "baseline": self.baseline,
-            "baselines": dict(self.baselines),
-            "families": [
-                {"system": f.system, "baseline": f.baseline, "size": f.size, "text": f.text}
-                for f in self._families.values()
-            ],
-            "family_text": self.family_text,
-            "metrics": list(self.metrics),
-            "rows": self.summary_rows(),
-            "warnings": list(self.warnings),
-            "notes": list(self.notes),
-            "overlap": self.overlap.to_dict(),
-            "settings": {
-                "resamples": self.resamples,
-                "confidence": self.confidence,
-                "seed": self.seed,
-                "alpha": self.alpha,
-                "tie_tolerance": self.tie_tolerance,
-                "correction": self.correction,
-                "family_size": self.family_size,
-                "family": self.family_text,
-                "include_skipped": self.include_skipped,
-                "paired_by_mode": self.paired_by_mode,
-            },
-        }
+        from heta_nb.comparison.plain import plain_data
+
+        return plain_data(self)
 
     # -- pandas views --------------------------------------------------------------------
     def summary_frame(self) -> pd.DataFrame:
