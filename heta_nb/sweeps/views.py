@@ -205,6 +205,9 @@ def board_text(board: Board, *, max_columns: int = 12) -> str:
         )
     if len(real) > 12:
         lines.append(f"  and {len(real) - 12} more real difference(s)")
+    for why in board_why(board)[:12]:  # the page has them all
+        lines.append(f"why: {why['recipe']} vs {why['baseline']} on {why['benchmark']}:")
+        lines.extend(f"  - {line}" for line in why["lines"])
     if board.warnings:
         lines.append(f"{len(board.warnings)} warning(s):")
         lines.extend(f"  - {w}" for w in board.warnings)
@@ -276,4 +279,21 @@ def board_context(board: Board) -> dict[str, Any]:
         "settings": {**board.settings, "family_size": board.family_size, "family": board.family_text},
         "warnings": list(board.warnings),
         "notes": list(board.notes),
+        "why": board_why(board),
     }
+
+
+def board_why(board: Board) -> list[dict[str, Any]]:
+    """Why each recipe differs from its benchmark's baseline: per (benchmark, recipe), what differs
+    between their recipes and where each mode's changed cases were lost or won (the comparisons'
+    own :func:`~heta_nb.comparison.why.why_it_changed`, slices left to ``leaderboard.comparison()``)."""
+    from heta_nb.comparison.why import why_it_changed
+
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for (b, r, _mode), comparison in board.comparisons.items():
+        why = why_it_changed(comparison, slices=False)
+        entry = found.setdefault((b, r), {"benchmark": b, "recipe": r, "baseline": board.baselines[b], "lines": []})
+        if not entry["lines"]:  # the same two reports in every mode: their recipes once
+            entry["lines"].extend(line for pair in why["recipes"] for line in pair["lines"])
+        entry["lines"].extend(why["stages"]["lines"])
+    return list(found.values())

@@ -9,6 +9,7 @@ difference" for a row the comparison calls underpowered fails here.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -126,7 +127,13 @@ def test_the_leaderboard(noisy_pair: tuple[Any, Any], want: Any) -> None:
         if not r["verdict"].startswith("n/a")
     }
     assert {k: v for k, v in got.items() if k in want} == want
-    assert "underpowered" in board._repr_html_()  # the hover titles carry the comparison's verdict
+    page = board._repr_html_()
+    assert "underpowered" in page  # the hover titles carry the comparison's verdict
+    comparison = board.comparison(board.benchmarks[0], new.knowledge_base_name, "extractive_answer")
+    lines = comparison.why()["stages"]["lines"]
+    assert lines  # the noise moved cases both ways
+    for line in lines:  # why it changed: the pair's own lines
+        assert html.escape(line) in page and line in repr(board)
 
 
 def test_plan_reads_the_same_spread(comparison: Any, want: Any) -> None:

@@ -138,6 +138,13 @@ def leaderboard_context(data: Mapping[str, Any]) -> dict[str, Any]:
         "alpha": f"{alpha:g}",
         "confidence_pct": pct,
         "method": f"{int(settings['resamples']):,} resamples, seed {settings['seed']}",
+        "why": [
+            {
+                "title": shorten(f"{w['recipe']} vs {w['baseline']} on {w['benchmark']}", NAME_CHARS * 2),
+                "lines": [shorten(line, NOTE_CHARS) for line in w["lines"]],
+            }
+            for w in data.get("why", [])[:MAX_ROWS]
+        ],
         "warnings": [shorten(w, NOTE_CHARS) for w in data["warnings"]],
         "notes": [shorten(n, NOTE_CHARS) for n in data["notes"]],
     }
