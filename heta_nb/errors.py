@@ -12,6 +12,8 @@ from collections.abc import Sequence
 __all__ = [
     "BenchmarkFormatError",
     "HetaNbError",
+    "HetaNbUserError",
+    "HetaNbUserTypeError",
     "MissingDependencyError",
     "ReportExistsError",
     "ReportFormatError",
@@ -24,6 +26,19 @@ __all__ = [
 
 class HetaNbError(Exception):
     """Base class of every error heta_nb raises deliberately."""
+
+
+class HetaNbUserError(HetaNbError, ValueError):
+    """Bad input found before any work started: an unknown name, mode, metric or setting.
+
+    Its message says what to change (``unknown evaluator 'recal@5'; did you mean
+    'recall@5'?``), so after ``%load_ext heta_nb`` a notebook shows that one line and not
+    the traceback (``%tb`` still shows it). A ``ValueError`` too, for code that catches those.
+    """
+
+
+class HetaNbUserTypeError(HetaNbUserError, TypeError):
+    """A :class:`HetaNbUserError` for a value of the wrong type (also a ``TypeError``)."""
 
 
 class ReportFormatError(HetaNbError, ValueError):

@@ -10,6 +10,7 @@ harmless; unloading removes everything that was registered.
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -77,7 +78,7 @@ def load_ipython_extension(ipython: Any) -> None:
             ("text/plain", module, name, formatters["text/plain"].for_type_by_name(module, name, _text_formatter(kind)))
         )
     ipython.register_magics(HetaMagics)
-    _STATE[key] = {"previous": previous}
+    _STATE[key] = {"previous": previous, "custom": _show_user_errors(ipython)}
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -90,9 +91,43 @@ def unload_ipython_extension(ipython: Any) -> None:
         formatters[mime].pop(f"{module}.{name}", None)
         if old is not None:
             formatters[mime].for_type_by_name(module, name, old)
+    ipython.custom_exceptions, ipython.CustomTB = state["custom"]
     magics = ipython.magics_manager.magics["line"]
     for name in ("heta_report", "heta_runs", "heta_compare", "heta_export", "heta_explore"):
         magics.pop(name, None)
+
+
+def _show_user_errors(ipython: Any) -> tuple[tuple[type[BaseException], ...], Any]:
+    """Show a :class:`~heta_nb.errors.HetaNbUserError` as its one line, not a traceback.
+
+    Other custom handlers already registered keep their exceptions. Returns what to
+    restore on unload.
+    """
+    from heta_nb.errors import HetaNbUserError
+
+    before = (tuple(ipython.custom_exceptions), ipython.CustomTB)
+    others, handle_other = before
+
+    def handler(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> Any:
+        if not isinstance(value, HetaNbUserError):
+            return handle_other(etype, value, tb, tb_offset=tb_offset)
+        sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # %tb, %debug
+        if sys.version_info >= (3, 12):
+            sys.last_exc = value
+        lines = [f"{etype.__name__}: {_one_line(str(value))}"]
+        show = getattr(shell, "_showtraceback", None)  # ipykernel: an error output with this one line
+        if show is not None:
+            show(etype, value, lines)
+        else:  # pragma: no cover - every InteractiveShell has it
+            print(lines[0], file=sys.stderr)
+        return lines
+
+    ipython.set_custom_exc((*others, HetaNbUserError), handler)
+    return before
+
+
+def _one_line(text: str) -> str:
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _error(message: str) -> None:

@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (argparse exits with 2 on bad usage)."""
     parser = build_parser()
+    _check_command(parser, sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
@@ -75,6 +76,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             output.silence_stdout()  # so the interpreter's final flush does not fail again
         print(f"heta-nb: error: {_message(exc)}", file=sys.stderr)
         return 1
+
+
+def _check_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """A misspelt command exits 2 naming the closest one (``did you mean 'check'?``)."""
+    import difflib
+
+    word = next((item for item in argv if not item.startswith("-")), None)
+    commands = next(
+        (list(action.choices) for action in parser._actions if isinstance(action, argparse._SubParsersAction)), []
+    )
+    if word is None or word in commands:
+        return
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    if close:
+        parser.error(f"unknown command {word!r}; did you mean {close[0]!r}?")
 
 
 def _version() -> str:

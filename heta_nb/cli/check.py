@@ -188,11 +188,12 @@ def _check(args: argparse.Namespace) -> int:
             output.check_output(
                 args.output, force=args.force, inputs=[args.new, args.baseline], reports=[new, baseline]
             )
+        metrics, modes = _known(args, new, baseline)
         result = check(
             new,
             baseline,
-            metrics=_names(args.metric),
-            modes=_names(args.mode),
+            metrics=metrics,
+            modes=modes,
             max_drop=max_drop,
             floors=floors or None,
             alpha=args.alpha,
@@ -221,6 +222,20 @@ def _check(args: argparse.Namespace) -> int:
     if result.verdict in ("not comparable", "evaluator errors"):
         print(f"heta-nb: error: {result.headline.removeprefix('ERROR: ')}", file=sys.stderr)
     return result.exit_code
+
+
+def _known(args: argparse.Namespace, new: Any, baseline: Any) -> tuple[list[str] | None, list[str] | None]:
+    """``--metric`` and ``--mode`` if each is in one of the reports; a typo is a usage error naming the closest."""
+    try:
+        metrics = output.known_names("metric", _names(args.metric), _union(new.metric_names, baseline.metric_names))
+        modes = output.known_names("mode", _names(args.mode), _union(new.modes, baseline.modes))
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("the report has", "the reports have")) from None
+    return metrics, modes
+
+
+def _union(*names: Any) -> list[str]:
+    return list(dict.fromkeys(name for group in names for name in group))
 
 
 def _float(value: str, what: str) -> float:

@@ -16,13 +16,29 @@ REPORT_HELP = "the report (path, URL or STORE:KB/REPORT_ID)"
 
 def register(command: Command) -> None:
     """Add ``html`` and ``notebook`` to the parser."""
-    html = command("html", help="export a report as one standalone, offline HTML file")
+    html = command(
+        "html",
+        help="export a report as one standalone, offline HTML file",
+        description="Write one report as a single HTML page that works offline: its summary, figures and "
+        "the case explorer,\nwith every case embedded (nothing is fetched when it is opened).",
+        epilog="example:\n  heta-nb html runs/report.json -o report.html\n"
+        "  heta-nb html 'demo-store:saltmarsh isles' -o newest.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     html.add_argument("report", type=text_arg, help=REPORT_HELP)
     html.add_argument("-o", "--output", type=text_arg, required=True, help="the .html file to write")
     html.add_argument("--force", action="store_true", help="replace the output file if it exists")
     html.set_defaults(func=_cmd_html)
 
-    notebook = command("notebook", help="export a report as a notebook (.ipynb) with its outputs")
+    notebook = command(
+        "notebook",
+        help="export a report as a notebook (.ipynb) with its outputs",
+        description="Write a notebook that loads the report and shows its summary, figures and explorer,\n"
+        "with the outputs already in it (a copy of the report is saved next to it unless --source).",
+        epilog="example:\n  heta-nb notebook runs/report.json -o report.ipynb\n"
+        "  heta-nb notebook runs/report.json -o report.ipynb --source s3://bucket/runs/report.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     notebook.add_argument("report", type=text_arg, help=REPORT_HELP)
     notebook.add_argument("-o", "--output", type=text_arg, required=True, help="the .ipynb file to write")
     notebook.add_argument(
@@ -47,6 +63,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
     output.check_output(args.output, force=args.force, inputs=[args.report])
     report = output.report(args.report)
     output.check_output(args.output, force=args.force, inputs=[args.report], reports=[report])
+    output.require_html_suffix(args.output)  # after the checks that say "is a folder" or "is the input report"
     with output.writing():
         to_html(report, args.output)
     output.note(f"wrote {args.output}")
@@ -56,6 +73,7 @@ def _cmd_html(args: argparse.Namespace) -> int:
 def _cmd_notebook(args: argparse.Namespace) -> int:
     output.check_suffix(args.output, (".ipynb",), "notebook")
     output.check_output(args.output, force=args.force, inputs=[args.report], example="report.ipynb")
+    output.refuse_html_export(args.report)
     from heta_nb.model.io import local_path
 
     local = local_path(args.report)

@@ -28,7 +28,9 @@ __all__ = [
     "known_names",
     "note",
     "out",
+    "refuse_html_export",
     "report",
+    "require_html_suffix",
     "short_time",
     "silence_stdout",
     "write_notebook",
@@ -47,7 +49,57 @@ def report(text: str) -> EvaluationReport:
     hint = store_folder_hint(text)
     if hint is not None:
         raise ReportNotFoundError(f"{hint}; `heta-nb list {shlex.quote(text)}` lists them")
-    return resolve_report(text)
+    refuse_html_export(text)
+    try:
+        return resolve_report(text)
+    except ReportNotFoundError as exc:
+        known = _knowledge_bases_hint(text)
+        if known is None:
+            raise
+        raise ReportNotFoundError(f"{exc}; {known}") from None
+
+
+def refuse_html_export(text: str) -> None:
+    """Refuse a local HTML page (``heta-nb html``'s output) given where a report.json was expected."""
+    from heta_nb.errors import ReportFormatError
+
+    try:
+        with open(text, "rb") as file:
+            start = file.read(512)
+    except (OSError, ValueError):  # not a local file: the loader says why
+        return
+    head = start.decode("utf-8", "replace").lstrip("\ufeff \t\r\n").lower()
+    if head.startswith(("<!doctype html", "<html")):
+        raise ReportFormatError(
+            text, ["this is an HTML export (heta-nb html), not a report.json; pass the report it was made from"]
+        )
+
+
+def _knowledge_bases_hint(text: str) -> str | None:
+    """For ``STORE:KB[/ID]`` whose KB the store does not have: the KBs it has (the closest first)."""
+    import difflib
+
+    from heta_nb.errors import HetaNbError
+    from heta_nb.store import ReportStore
+    from heta_nb.store.locate import split_store_reference
+    from heta_nb.store.names import safe_slug
+
+    reference = split_store_reference(text)
+    if reference is None:
+        return None
+    root, kb, _ = reference
+    try:
+        rows = ReportStore(root).summaries(on_error="ignore", missing_ok=True)
+        wanted = {safe_slug(name, "knowledge base") for name in (kb, kb.rpartition("~")[0]) if name}
+    except (HetaNbError, OSError, ValueError):
+        return None
+    names = {row.knowledge_base: row.knowledge_base_name or row.knowledge_base for row in rows}
+    if not names or wanted & names.keys():
+        return None  # an empty store, or a known KB (a wrong report id lists the KB's ids)
+    shown = sorted(set(names.values()))
+    close = difflib.get_close_matches(kb, shown, n=1, cutoff=0.6)
+    listed = ", ".join(map(repr, shown[:10])) + (", ..." if len(shown) > 10 else "")
+    return f"knowledge bases in {root}: {listed}" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def benchmark(text: str | None) -> Any:
@@ -143,6 +195,14 @@ def check_suffix(output: str, allowed: Sequence[str], command: str) -> None:
     if command == "compare" and suffix not in allowed:
         shown = suffix or "(none)"
         raise UsageError(f"{output}: unknown export format {shown!r}; use {', '.join(allowed[:-1])} or {allowed[-1]}")
+
+
+def require_html_suffix(output: str) -> None:
+    """Refuse to write an HTML page under another extension (``-o r.pdf``)."""
+    suffix = Path(output).suffix.lower()
+    if suffix not in HTML_SUFFIXES:
+        which = f", not {suffix!r}" if suffix else ""
+        raise UsageError(f"{output}: html writes an HTML page{which}; name a .html or .htm file")
 
 
 def out(text: str) -> None:

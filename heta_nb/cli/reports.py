@@ -22,7 +22,15 @@ __all__ = ["register", "score_table"]
 
 def register(command: Command) -> None:
     """Add ``compare``, ``list`` and ``show`` to the parser."""
-    comparison = command("compare", help="compare recipes (or modes) with paired statistics")
+    comparison = command(
+        "compare",
+        help="compare recipes (or modes) with paired statistics",
+        description="Compare reports case by case: each mode against the same mode of the first report,\n"
+        "with paired tests (Holm-corrected over the metrics); one report alone compares its modes.",
+        epilog="example:\n  heta-nb compare baseline.json candidate.json --metrics ndcg@10,recall@10\n"
+        "  heta-nb compare 'demo-store:saltmarsh isles~1' 'demo-store:saltmarsh isles' -o changes.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     comparison.add_argument(
         "reports", type=text_arg, nargs="+", help="two or more reports, or one report (its modes are compared)"
     )
@@ -45,11 +53,25 @@ def register(command: Command) -> None:
     output.add_cluster_options(comparison)
     comparison.set_defaults(func=_cmd_compare)
 
-    listing = command("list", help="list the reports in a store")
+    listing = command(
+        "list",
+        help="list the reports in a store",
+        description="List every report in a store (a folder or fsspec URL): its knowledge base, id,\n"
+        "benchmark, modes, results, errors, status and start time.",
+        epilog="example:\n  heta-nb list demo-store\n  heta-nb list s3://bucket/heta-store",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     listing.add_argument("store", type=text_arg, help="store folder or fsspec URL")
     listing.set_defaults(func=_cmd_list)
 
-    show = command("show", help="print a report's summary in the terminal")
+    show = command(
+        "show",
+        help="print a report's summary in the terminal",
+        description="Print a report's summary: each mode's metrics with their intervals, errors and notes.",
+        epilog="example:\n  heta-nb show runs/report.json --metrics ndcg@10\n"
+        "  heta-nb show 'demo-store:saltmarsh isles/small-chunks'",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     show.add_argument("report", type=text_arg, help=REPORT_HELP)
     show.add_argument("--modes", type=names_arg, default=None, help="comma-separated modes to show (default: all)")
     show.add_argument("--metrics", type=names_arg, default=None, help="comma-separated metrics to show (default: all)")

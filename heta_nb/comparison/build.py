@@ -23,6 +23,7 @@ from heta_nb.comparison.result import Comparison
 from heta_nb.comparison.sensitivity import Clustering, clustering_note, sensitivities
 from heta_nb.comparison.significance import Family, run_paired_tests, untested
 from heta_nb.comparison.systems import System, baselines_of, name_systems, resolve_systems, unique_labels
+from heta_nb.errors import HetaNbUserError
 from heta_nb.llm_judges.binding import judge_difference
 from heta_nb.model.io import load_report
 
@@ -362,7 +363,7 @@ def _check_names(kind: str, wanted: Sequence[str] | None, known: Sequence[str]) 
             continue
         close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else f"the reports have {', '.join(map(repr, choices)) or 'none'}"
-        raise ValueError(f"unknown {kind} {name!r}; {hint}")
+        raise HetaNbUserError(f"unknown {kind} {name!r}; {hint}")
 
 
 def _same_report_warnings(reports: Sequence[Any], labels: Sequence[str]) -> list[str]:

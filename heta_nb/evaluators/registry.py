@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 
+from heta_nb.errors import HetaNbUserError, HetaNbUserTypeError
 from heta_nb.evaluators.answers import AnswerContains, AnswerExactMatch, AnswerF1
 from heta_nb.evaluators.base import BuiltinEvaluator
 from heta_nb.evaluators.documents import DOCUMENT_METRICS, DocumentMetric
@@ -48,13 +49,13 @@ def get(name: str) -> BuiltinEvaluator | JudgeEvaluator:
         DocumentMetric('ndcg@10')
 
     Raises:
-        ValueError: an unknown name (the message suggests the closest known name and
+        HetaNbUserError: (a ``ValueError``) an unknown name (the message suggests the closest known name and
             lists the known ones), or a known metric whose ``K`` is not a whole number
             >= 1.
-        TypeError: ``name`` is not a string.
+        HetaNbUserTypeError: (a ``TypeError``) ``name`` is not a string.
     """
     if not isinstance(name, str):
-        raise TypeError(f"evaluator name must be a string, got {type(name).__name__}")
+        raise HetaNbUserTypeError(f"evaluator name must be a string, got {type(name).__name__}")
     key = name.strip().lower()
     if key in _PLAIN:
         return _PLAIN[key]()
@@ -64,7 +65,7 @@ def get(name: str) -> BuiltinEvaluator | JudgeEvaluator:
     metric = _ALIASES.get(metric, metric)
     if at and (metric == "evidence_recall" or metric in DOCUMENT_METRICS):
         if not _AT_K.fullmatch(key) or int(cutoff) <= 0:
-            raise ValueError(
+            raise HetaNbUserError(
                 f"evaluator {name!r}: K must be a whole number >= 1 written in digits, "
                 f"e.g. '{metric}@10' (got {cutoff!r})"
             )
@@ -72,7 +73,7 @@ def get(name: str) -> BuiltinEvaluator | JudgeEvaluator:
             return EvidenceRecall(int(cutoff))
         return DocumentMetric(metric, int(cutoff))
     hint = _suggestion(key)
-    raise ValueError(f"unknown evaluator {name!r}{hint}; known: {', '.join(available())}")
+    raise HetaNbUserError(f"unknown evaluator {name!r}{hint}; known: {', '.join(available())}")
 
 
 def _suggestion(key: str) -> str:

@@ -102,7 +102,7 @@ def test_thresholds_from_the_command_line(pairs: dict[str, str], capsys: pytest.
         (["{baseline}", "--baseline", "{baseline}", "--floor", "ndcg"], "--floor: expected METRIC=VALUE"),
         (["{baseline}", "--baseline", "{baseline}", "--floor", "beir_ndcg@5=high"], "expected a number"),
         (["{baseline}", "--baseline", "{baseline}", "--max-drop", "x%"], "max_drop: expected a number"),
-        (["{baseline}", "--baseline", "{baseline}", "--metric", "ndgc@5"], "not comparable"),
+        (["{baseline}", "--baseline", "{baseline}", "--metric", "ndgc@5"], "unknown metric 'ndgc@5'"),
         (["{baseline}", "--baseline", "{baseline}", "--alpha", "2"], "alpha must be in (0, 1)"),
         (["{baseline}", "--baseline", "{baseline}", "--format", "yaml"], "invalid choice"),
         (["{baseline}"], "--baseline"),
