@@ -40,6 +40,7 @@ def explore(obj: Any, *, benchmark: Any = None, page_size: int = PAGE_SIZE, view
     explorer = Explorer(obj, benchmark=benchmark, page_size=page_size)
     if filters:
         explorer.filter(**filters)
+        explorer.opened_with = explorer.filters  # Reset comes back here, not to nothing
     if view:
         if explorer.grid is None:
             raise ValueError(f"view={view!r}: only a comparison built with heta_nb.compare(...) has a grid")

@@ -54,7 +54,7 @@ class Explorer:
         self.source: Source = as_source(obj)
         self.benchmark = benchmark
         self.page_size = page_size
-        self.filters = Filters()
+        self.filters = self.opened_with = Filters()  # opened_with: what Reset goes back to (explore's filters)
         self.page = 0
         self.system: str | None = None
         self._table: ReportTable | PairTable | None = None
@@ -64,8 +64,7 @@ class Explorer:
         self._selected: int | None = None
         self._error = ""
         self._widget: Any = None
-        self._pushing: int | None = None
-        """The thread pushing to the widget (its own trait changes are not the user's)."""
+        self._pushing: int | None = None  # the thread pushing to the widget (its changes are not the user's)
         self._lock = threading.RLock()
         self._rebuilding = threading.Lock()
         self.review = ReviewMode(self)
@@ -145,9 +144,10 @@ class Explorer:
         self._apply(self.filters.changed(sort=column, descending=descending), page=0)
         return self
 
-    def reset(self) -> Explorer:
-        """Clear every filter and the sort (the open case stays open)."""
-        self._apply(Filters(), page=0)
+    def reset(self, *, clear: bool = False) -> Explorer:
+        """Back to the filters the explorer opened with (``explore(report, status="error")``), or
+        clear every filter and the sort with ``clear=True`` (the open case stays open)."""
+        self._apply(Filters() if clear else self.opened_with, page=0)
         return self
 
     def go(self, page: int) -> Explorer:
@@ -464,8 +464,8 @@ class Explorer:
                 self.previous()
             elif action == "close":
                 self.close()
-            elif action == "reset":
-                self.reset()
+            elif action in ("reset", "clear"):
+                self.reset(clear=action == "clear")
             elif isinstance(action, str) and action.startswith("review"):
                 self.review.message(content)
         except (ValueError, KeyError, TypeError, IndexError) as exc:

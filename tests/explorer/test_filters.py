@@ -174,7 +174,8 @@ def test_empty_state_says_which_filter_to_drop(report) -> None:
     assert advice.startswith("No case matches the search “no such words”, mode full_text_search, status error.")
     assert advice.endswith(f"Without the search “no such words”, {without_search:,} would match.")
     assert explorer.page_rows() == [] and explorer.info()["page_text"] == ""
-    explorer.reset()
+    assert explorer.reset().matched == 0  # back to the filters it opened with
+    explorer.reset(clear=True)
     assert explorer.matched == report.case_count and explorer.filters == Filters()
 
 

@@ -66,7 +66,9 @@ def test_messages_open_step_and_close_cases(report) -> None:
     assert widget.selected == -1 and widget.case is None
     _send(widget, action="open", row=10**9)
     assert "row" in widget.info["error"] or "index" in widget.info["error"]
-    _send(widget, action="reset")
+    _send(widget, action="reset")  # back to how it opened: mode extractive_answer
+    assert explorer.filters.mode == "extractive_answer" and widget.mode == "extractive_answer"
+    _send(widget, action="clear")
     assert explorer.filters.mode is None and widget.mode == ""
 
 
@@ -116,3 +118,22 @@ def test_the_module_writes_kernel_values_as_text_only() -> None:
             "document.write",
         ):
             assert forbidden not in text
+
+
+def test_reset_goes_back_to_the_filters_passed_in_code_and_clear_clears(report) -> None:
+    """explore(report, status="error") then Reset: back to status error (it used to drop it);
+    the empty table's "Clear filters" (action clear) clears everything."""
+    explorer = explore(report, status="error")
+    errors = explorer.matched
+    assert 0 < errors < report.case_count
+    widget = explorer.widget
+    widget.search = "no such words at all"
+    assert explorer.matched == 0
+    _send(widget, action="reset")
+    assert explorer.filters.status == "error" and explorer.filters.search == "" and explorer.matched == errors
+    assert widget.status == "error"
+    _send(widget, action="clear")
+    assert explorer.filters.status is None and explorer.matched == report.case_count
+    opened_plain = explore(report)
+    opened_plain.filter(status="error")
+    assert opened_plain.reset().matched == report.case_count  # opened with nothing: Reset clears

@@ -314,7 +314,7 @@ export class PageModel {
       else if (action === "next") this.step(1);
       else if (action === "previous") this.step(-1);
       else if (action === "close") this.selected = null;
-      else if (action === "reset") this.resetFilters();
+      else if (action === "reset" || action === "clear") this.resetFilters();  // a page opens with no filters: the same
       else if (typeof action === "string" && action.indexOf("review") === 0) this.reviewAction(message);
       this.actionError = "";
     } catch (err) {

@@ -433,7 +433,7 @@ function render({ model, el }) {
   const low = h("input", { type: "text", inputmode: "decimal", class: "hx-low", placeholder: "min", "aria-label": "minimum" });
   const high = h("input", { type: "text", inputmode: "decimal", class: "hx-high", placeholder: "max", "aria-label": "maximum" });
   const quick = h("div", { class: "hx-quick", role: "group", "aria-label": "quick filters" });
-  const reset = h("button", { type: "button", class: "hx-reset", text: "Reset", title: "clear every filter and the sort" });
+  const reset = h("button", { type: "button", class: "hx-reset", text: "Reset", title: "back to the filters the explorer opened with, and no sort" });
   const columnsButton = h("button", { type: "button", class: "hx-columns-btn", text: "Columns ▾", "aria-expanded": "false", title: "choose, pin and order the columns" });
   const columnsMenu = h("div", { class: "hx-columns-menu", role: "dialog", "aria-label": "columns", hidden: true });
   const count = h("div", { class: "hx-count", "data-testid": "hx-count", role: "status" });
@@ -890,7 +890,7 @@ function render({ model, el }) {
     empty.textContent = "";
     if (info.empty) {
       empty.appendChild(h("div", { text: info.empty }));
-      if (info.total > 0) empty.appendChild(h("button", { type: "button", class: "hx-clear", text: "Clear filters", on: { click: () => send("reset") } }));
+      if (info.total > 0) empty.appendChild(h("button", { type: "button", class: "hx-clear", text: "Clear filters", on: { click: () => send("clear") } }));
     }
     scrollBox.hidden = !!info.empty;
     error.hidden = !info.error;
