@@ -154,7 +154,9 @@ class ReportTable:
         return columns
 
     def _status_keys(self) -> np.ndarray:
-        return np.where(self.case_error, "error " + self.error_types.astype(str), "ok").astype(object)
+        # object arrays: `str + <U array` has a ufunc loop only from numpy 2 (we support 1.24)
+        labels = np.array(["error "], dtype=object) + self.error_types.astype(str).astype(object)
+        return np.where(self.case_error, labels, "ok").astype(object)
 
     def _status_cell(self, i: int) -> Cell:
         if self.case_error[i]:

@@ -7,24 +7,40 @@ Shared by the magics and the CLI, so both understand the same spellings:
   e.g. ``demo-store:saltmarsh isles/small-chunks``;
 * ``STORE:KB`` — the newest report of that knowledge base;
 * ``STORE:KB~N`` — the N-th before the newest (``~1``: the one before it), unless the
-  store has a knowledge base named ``KB~N`` itself.
+  store has a knowledge base named ``KB~N`` itself;
+* ``-`` — standard input (the CLI: ``cat report.json | heta-nb show -``), read by
+  :func:`stdin_report` (not by :func:`resolve_report`: a kernel has no stdin to read).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from heta_nb.errors import ReportNotFoundError
+from heta_nb._util.fs import default_max_bytes
+from heta_nb.errors import ReportFormatError, ReportNotFoundError
+from heta_nb.model.io import decode_report
 from heta_nb.model.io import load_report as load_model_report
 from heta_nb.model.report import EvaluationReport
 from heta_nb.store.names import KB_ROOT, safe_slug
 from heta_nb.store.report_store import ReportStore
 from heta_nb.store.scan import instant
 
-__all__ = ["load_report", "newest_report", "resolve_report", "split_store_reference", "store_folder_hint"]
+__all__ = [
+    "STDIN",
+    "load_report",
+    "newest_report",
+    "resolve_report",
+    "split_store_reference",
+    "stdin_report",
+    "store_folder_hint",
+]
+
+STDIN = "-"
+"""The REPORT argument (and ``-o``) that means standard input (standard output)."""
 
 _BACK = re.compile(r"^(?P<kb>.+)~(?P<back>[0-9]+)$")
 
@@ -167,3 +183,26 @@ def store_folder_hint(source: Any) -> str | None:
     if example is not None:
         hint += f", e.g. '{name}:{example.parents[2].name}/{example.parent.name}'"
     return hint
+
+
+def stdin_report(stream: BinaryIO | None = None, *, max_bytes: int | None = None) -> EvaluationReport:
+    """The report piped to standard input (the CLI's ``-``), read to its end.
+
+    Args:
+        stream: a binary stream (default ``sys.stdin.buffer``).
+        max_bytes: the largest report read (default 4 GiB, or ``HETA_NB_MAX_BYTES``).
+
+    Raises:
+        ReportFormatError: nothing piped in (a terminal or a closed stdin), too large, or not a report.
+    """
+    if stream is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise ReportFormatError(
+                "<stdin>", ["nothing piped in: pipe a report.json (`cat report.json | heta-nb show -`)"]
+            )
+        stream = sys.stdin.buffer
+    limit = default_max_bytes() if max_bytes is None else max_bytes
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise ReportFormatError("<stdin>", [f"larger than {limit} bytes (set HETA_NB_MAX_BYTES to read it)"])
+    return decode_report(data, source="<stdin>")
