@@ -473,9 +473,9 @@ class Explorer:
             self._push()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
-        """The widget, with the static report (or comparison) as its ``text/html`` fallback."""
+        """The widget, with the static report (or comparison, store) as its ``text/html`` and text fallbacks."""
         data, metadata = self.widget._repr_mimebundle_()
-        return {**data, "text/plain": repr(self)}, metadata
+        return {**data, "text/plain": self.source.fallback_text(repr(self))}, metadata
 
     def __repr__(self) -> str:
         if self._table is None:  # a store explorer before a report is chosen: what to do next

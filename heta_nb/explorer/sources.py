@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from heta_nb._util.text import plural
 from heta_nb.explorer.pairs import PairTable
 from heta_nb.explorer.table import ReportTable
 from heta_nb.model import EvaluationReport
@@ -35,6 +36,20 @@ class Source:
     def fallback_html(self) -> str | None:
         """The static view a viewer without widgets shows instead (nbviewer, GitHub)."""
         return None
+
+    def fallback_text(self, state: str) -> str:
+        """The explorer's ``text/plain`` there: ``state`` (the explorer's repr) as a line, then what
+        :meth:`static_text` says of the data (a report's or comparison's own text repr)."""
+        line = state.removeprefix("<Explorer ").removesuffix(">")
+        try:
+            more = self.static_text()
+        except Exception:  # noqa: BLE001 - the line alone still says what was there
+            more = ""
+        return f"Case explorer of {line} (interactive where Jupyter widgets run)" + (f"\n{more}" if more else "")
+
+    def static_text(self) -> str:
+        """The data as text, under the explorer's line ("": nothing more)."""
+        return ""
 
     def choices(self) -> list[tuple[str, str]]:
         """``(key, label)`` of the reports one can pick (stores only)."""
@@ -95,6 +110,9 @@ class ReportSource(Source):
     def fallback_html(self) -> str | None:
         return self.report._repr_html_()
 
+    def static_text(self) -> str:
+        return _text_of(self.report)
+
 
 class ComparisonSource(Source):
     """A comparison: the baseline against one other system at a time."""
@@ -111,6 +129,9 @@ class ComparisonSource(Source):
     def fallback_html(self) -> str | None:
         html: str | None = self.comparison._repr_html_()
         return html
+
+    def static_text(self) -> str:
+        return _text_of(self.comparison)
 
 
 class StoreSource(Source):
@@ -164,6 +185,32 @@ class StoreSource(Source):
 
         return render_store_html(str(getattr(self.store, "location", self.store)), self._choices)
 
+    def fallback_text(self, state: str) -> str:
+        if self._report is not None:
+            return super().fallback_text(state)
+        where = f"Case explorer of the report store {getattr(self.store, 'location', self.store)}"
+        if not self._choices:
+            return f"{where}: no reports yet"
+        shown = [f"  {label}  ({key})" for key, label in self._choices[:_LISTED]]
+        more = len(self._choices) - len(shown)
+        return "\n".join(
+            [f"{where}: choose one of {plural(len(self._choices), 'report')}, newest first:", *shown]
+            + ([f"  … and {more:,} more"] if more > 0 else [])
+        )
+
+    def static_text(self) -> str:
+        return _text_of(self._report) if self._report is not None else ""
+
+
+def _text_of(obj: Any) -> str:
+    """An object's ``text/plain`` as a notebook shows it (a report's summary), else its repr."""
+    bundle = obj._repr_mimebundle_(include=("text/plain",)) if hasattr(obj, "_repr_mimebundle_") else None
+    text = bundle.get("text/plain") if isinstance(bundle, dict) else None
+    return text if isinstance(text, str) and text else repr(obj)
+
+
+_LISTED = 20
+"""Reports a store explorer's text lists (its HTML lists more)."""
 
 _LIVE_EVENTS = frozenset({"cases_finished", "run_finished"})
 
@@ -201,15 +248,27 @@ class RunSource(ReportSource):
             return None
         info = report.raw["metadata"].get("heta_nb")
         self._shown = info if isinstance(info, dict) else {}
-        return ReportTable(report, benchmark)
+        table = ReportTable(report, benchmark)
+        table.title = f"{self._name()} · {report.benchmark.key}"
+        return table
+
+    def _name(self) -> str:
+        """What the user knows the run by: the report id they gave, else the KB's name (not ``eval_…``)."""
+        run = self.run
+        return str(run.report_id if getattr(run, "report_id_given", True) else run.knowledge_base_name)
 
     def fallback_html(self) -> str | None:
-        if self._starting():
-            return None
-        try:
-            return self.report._repr_html_()
-        except Exception:  # noqa: BLE001 - see table()
-            return None
+        if not self._starting():
+            try:
+                return self.report._repr_html_()
+            except Exception:  # noqa: BLE001 - see table()
+                pass
+        from heta_nb._util.static import line_html
+
+        return line_html(f"Case explorer of {self.pending_title()}: {self.empty_note()}")
+
+    def static_text(self) -> str:
+        return "" if self._starting() else _text_of(self.report)
 
     def watch(self, changed: Callable[[bool], None]) -> None:
         def on_event(event: Any) -> None:
@@ -219,7 +278,9 @@ class RunSource(ReportSource):
         self.run.subscribe(on_event)
 
     def pending_title(self) -> str:
-        return f"Evaluation {self.run.report_id}: starting"
+        if getattr(self.run, "report_id_given", True):
+            return f"Evaluation {self.run.report_id}: starting"
+        return f"Evaluation of {self.run.knowledge_base_name}: starting"
 
     def note(self) -> str:
         shown = self._shown

@@ -7,7 +7,9 @@ trait change inside ``hold_sync()``, throttled to at most ``1 / min_interval``
 flushes per second, with a forced flush when the run ends so the final state is
 never lost. When the run ends the bar turns green (red when cancelled or failed)
 and the final report is shown as ordinary output (a ``display_id`` update), so a
-saved notebook shows the result even where widgets do not render. "Explore results so
+saved notebook shows the result even where widgets do not render; the widget's own output
+carries a static line (``text/plain`` and ``text/html``: what the run did, sent again when it
+starts and ends) instead of the widget's repr. "Explore results so
 far" opens the case explorer on the live run below the bar (it refreshes as cases finish
 and becomes the final report's explorer when the run ends).
 """
@@ -78,6 +80,7 @@ class RunWidget:
         self.flushes = 0
         self.show_report = show_report
         self._report_handle: Any = None
+        self._widget_handle: Any = None
         self._finished_shown = False
         self.title = w.HTML(value="")
         self.bar = w.IntProgress(value=0, min=0, max=1, bar_style="info", layout=w.Layout(width="100%", height="22px"))
@@ -136,6 +139,8 @@ class RunWidget:
             self.state = reduce(self.state, event)
         kind = event.kind
         self._throttle.request(force=kind in _TERMINAL or kind in _PROMPT)
+        if kind == "run_started":
+            self._update_static()  # the static line names the KB and the benchmark from now on
         if kind in _TERMINAL:
             self._finish()
 
@@ -240,29 +245,80 @@ class RunWidget:
         self.flushes += 1
 
     def _finish(self) -> None:
+        self._update_static()
         if self._finished_shown or not self.show_report or self._report_handle is None:
             return
         run = self._run() if self._run is not None else None
         report = getattr(getattr(run, "_engine", None), "report", None)
-        if report is None:
-            return
         self._finished_shown = True
         try:
-            self._report_handle.update(report)
+            if report is not None:
+                self._report_handle.update(report)
+            else:
+                from heta_nb._util.static import Static
+
+                state = self.state
+                said = f": {state.error}" if state.error else ""
+                self._report_handle.update(Static(f"heta_nb: the run ended ({state.status}) without a report{said}"))
         except Exception:  # noqa: BLE001 - the widget already shows the final state
+            pass
+
+    def static_text(self) -> str:
+        """The widget's ``text/plain`` (and, as one line, its ``text/html``) where widgets do not run."""
+        from heta_nb._util.text import compact_duration
+        from heta_nb.progress.console import format_state_line
+
+        with self._lock:
+            state = self.state
+        bench = state.benchmark.get("name")
+        who = "heta_nb evaluation"
+        if state.knowledge_base_name:
+            who += f" of {state.knowledge_base_name!r}"
+        if bench:
+            split = state.benchmark.get("split")
+            who += f" on {bench}" + (f" ({split})" if split else "")
+        if not state.finished:
+            now = "starting" if state.status == "pending" else format_state_line(state)
+            return f"{who}: {now} (the live progress is a Jupyter widget; this is a static copy)"
+        line = f"{who}: {state.done:,}/{state.total:,} results, {state.status}, {state.errors:,} errors"
+        if state.started_t is not None:
+            line += f", {compact_duration(state.elapsed_s)}"
+        if state.error:
+            line += f" ({state.error})"
+        run = self._run() if self._run is not None else None
+        if self.show_report and getattr(getattr(run, "_engine", None), "report", None) is not None:
+            line += " — the report is below"
+        return line
+
+    def _update_static(self) -> None:
+        """Send the widget's output again with its static line as it is now (the view is kept)."""
+        if self._widget_handle is None:
+            return
+        try:
+            self._widget_handle.update(self)
+        except Exception:  # noqa: BLE001 - the live widget still shows the state
             pass
 
     # -- notebook ---------------------------------------------------------------------
     def display(self) -> None:
-        """Show the widget, plus a static placeholder that becomes the final report."""
-        from IPython.display import HTML, display
+        """Show the widget (with its static line for viewers without widgets), plus a static
+        placeholder that becomes the final report."""
+        from IPython.display import display
 
-        display(self.box)
+        from heta_nb._util.static import Static
+
+        self._widget_handle = display(self, display_id=True)
         if self.show_report:
             self._report_handle = display(
-                HTML('<p class="heta-pending"><em>heta_nb: the report appears here when the run ends.</em></p>'),
+                Static(
+                    "heta_nb: the report appears here when the run ends.",
+                    '<p class="heta-pending"><em>heta_nb: the report appears here when the run ends.</em></p>',
+                ),
                 display_id=True,
             )
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        return self.box._repr_mimebundle_(**kwargs)  # type: ignore[no-any-return]
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """The widget's view, with :meth:`static_text` as its ``text/plain`` and ``text/html``."""
+        from heta_nb._util.static import WithFallback
+
+        return WithFallback(self.box, self.static_text)._repr_mimebundle_()

@@ -2,7 +2,8 @@
 
 Both views take each new :class:`~heta_nb.sweeps.status.SweepState` (from any thread).
 The widget redraws at most ``1 / min_interval`` times a second (always the final state,
-which then stays as ordinary output, readable where widgets are not); the console prints
+which then stays as ordinary output, readable where widgets are not; the widget's own output
+says in one line where the sweep is, never the widget's repr); the console prints
 one line when a pair changes phase and a summary line at most every ``every`` seconds.
 """
 
@@ -113,6 +114,7 @@ class SweepWidget:
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._handle: Any = None
+        self._view: Any = None
         self._throttle = Throttle(self.flush, min_interval=min_interval, clock=clock)
 
     def __call__(self, state: SweepState) -> None:
@@ -132,20 +134,41 @@ class SweepWidget:
                 self.html.value = html
             self.flushes += 1
             if state.finished and self._handle is not None:
-                from IPython.display import HTML
+                from heta_nb._util.static import Static
 
                 try:
-                    self._handle.update(HTML(html))
+                    self._handle.update(Static(SweepConsole.summary(state), html))
+                    if self._view is not None:  # its static line now points at the table
+                        self._view.update(self)
                     self.html.layout.display = "none"
                 except Exception:  # noqa: BLE001 - the widget already shows the final state
                     pass
 
-    def display(self) -> None:
-        """Show the widget, plus a static placeholder that becomes the final table."""
-        from IPython.display import HTML, display
+    def static_text(self) -> str:
+        """The widget's ``text/plain`` (and, as one line, its ``text/html``) where widgets do not run."""
+        with self._lock:
+            state = self.state
+        if state is None:
+            return "sweep: starting (the live table is a Jupyter widget; this is a static copy)"
+        if state.finished:
+            return SweepConsole.summary(state) + " — the table is below"
+        return SweepConsole.summary(state) + " (the live table is a Jupyter widget; this is a static copy)"
 
-        display(self.html)
-        self._handle = display(HTML(""), display_id=True)
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        """The widget's view, with :meth:`static_text` as its ``text/plain`` and ``text/html``."""
+        from heta_nb._util.static import WithFallback
+
+        return WithFallback(self.html, self.static_text)._repr_mimebundle_()
+
+    def display(self) -> None:
+        """Show the widget (with its static line for viewers without widgets), plus a static
+        placeholder that becomes the final table."""
+        from IPython.display import display
+
+        from heta_nb._util.static import Static
+
+        self._view = display(self, display_id=True)
+        self._handle = display(Static("sweep: the final table appears here when the sweep ends.", ""), display_id=True)
 
 
 def sweep_view(progress: SweepProgress) -> Callable[[SweepState], None] | None:

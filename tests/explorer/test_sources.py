@@ -38,7 +38,11 @@ def test_a_store_explorer_picks_a_report_first(store) -> None:
 def test_without_widgets_a_store_explorer_reads_as_the_store_s_listing(store) -> None:
     explorer = explore(store)
     data, _ = explorer._repr_mimebundle_()
-    assert data["text/plain"] == "<Explorer Report store: choose a report: choose one of 2 reports>"
+    assert repr(explorer) == "<Explorer Report store: choose a report: choose one of 2 reports>"
+    text = data["text/plain"].splitlines()  # a line, then the reports, newest first, with their keys
+    assert text[0] == f"Case explorer of the report store {store.location}: choose one of 2 reports, newest first:"
+    assert [line.split(" · ")[0].strip() for line in text[1:]] == ["kb / second", "kb / first"]
+    assert all(f"({key})" in "\n".join(text) for key, _ in explorer.options()["reports"])
     html = data["text/html"]  # what nbviewer or GitHub shows: the reports, newest first, with their keys
     assert 'data-testid="heta-store"' in html and "2 reports, newest first" in html
     assert html.index("kb / second") < html.index("kb / first")
@@ -50,7 +54,10 @@ def test_without_widgets_a_store_explorer_reads_as_the_store_s_listing(store) ->
         "<Explorer first · synthetic:1:test: 19 of 60 match (mode extractive_answer; status ok),"
         " page 1 of 1, case q00000 · extractive_answer open>"
     )
-    assert 'data-testid="heta-report"' in explorer._repr_mimebundle_()[0]["text/html"]
+    data, _ = explorer._repr_mimebundle_()
+    assert 'data-testid="heta-report"' in data["text/html"]
+    assert data["text/plain"].startswith("Case explorer of first · synthetic:1:test: 19 of 60 match")
+    assert "\nEvaluationReport first" in data["text/plain"]  # the chosen report's own text
 
 
 def test_an_empty_store_says_so(tmp_path) -> None:
@@ -59,7 +66,9 @@ def test_an_empty_store_says_so(tmp_path) -> None:
     explorer = explore(empty)
     assert explorer.widget.info["empty"] == "This store has no reports yet."
     assert repr(explorer) == "<Explorer Report store: choose a report: no reports yet>"
-    assert "This store has no reports yet." in explorer._repr_mimebundle_()[0]["text/html"]
+    data, _ = explorer._repr_mimebundle_()
+    assert "This store has no reports yet." in data["text/html"]
+    assert data["text/plain"] == f"Case explorer of the report store {empty.location}: no reports yet"
 
 
 def test_paths_and_store_references(store, tmp_path) -> None:

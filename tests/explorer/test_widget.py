@@ -78,7 +78,10 @@ def test_the_static_report_is_the_fallback_of_the_widget(report) -> None:
     assert data[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
     assert 'data-testid="heta-report"' in data["text/html"]  # the same static view as the report's own repr
     assert data["text/html"] == report._repr_html_()
-    assert data["text/plain"] == repr(explorer) and data["text/plain"].startswith("<Explorer synthetic")
+    # the text a viewer without widgets (or HTML) shows: the explorer's line, then the report's own text
+    line, rest = data["text/plain"].split("\n", 1)
+    assert line == f"Case explorer of {repr(explorer)[10:-1]} (interactive where Jupyter widgets run)"
+    assert rest == report._repr_mimebundle_()["text/plain"] and "<Explorer" not in data["text/plain"]
 
 
 def test_the_page_state_stays_small_whatever_the_text() -> None:

@@ -315,3 +315,23 @@ def test_the_widget_counts_evaluator_errors_as_they_happen() -> None:
     assert "3 evaluator errors" in running and 'data-testid="heta-evaluator-errors"' in running
     final = render_widget_parts(state, report.metric_summaries())["means"]
     assert "3 evaluator errors" in final and "the report's mean" in final
+
+
+def test_without_widgets_the_output_reads_as_the_run_s_line(recorded_events: list[Any]) -> None:
+    """ipywidgets' text/plain is the box's repr (``VBox(children=...``): ours is a line, in text and HTML."""
+    fake = FakeTime()
+    widget = RunWidget(min_interval=0.1, clock=fake.clock, schedule=fake.schedule)
+    data, _ = widget._repr_mimebundle_()
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.box.model_id
+    assert data["text/plain"].startswith("heta_nb evaluation: starting (the live progress is a Jupyter widget")
+    for event in recorded_events[:10]:
+        widget(event)
+    running = widget._repr_mimebundle_()[0]["text/plain"]
+    assert running.startswith("heta_nb evaluation of 'toy kb' on toy (test): ") and "/80 (" in running
+    for event in recorded_events[10:]:
+        widget(event)
+    data, _ = widget._repr_mimebundle_()
+    assert data["text/plain"].startswith(
+        "heta_nb evaluation of 'toy kb' on toy (test): 80/80 results, complete, 0 errors"
+    )
+    assert "VBox(" not in data["text/plain"] and "80/80 results, complete" in data["text/html"]

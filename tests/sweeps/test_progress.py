@@ -105,3 +105,23 @@ def test_console_prints_phase_changes_and_a_summary() -> None:
         "[2/2] b × x: failed in 0s: no such index",
         "sweep: 2/2 finished (1 failed) · 2 processes · elapsed 8s",
     ]
+
+
+def test_without_widgets_the_output_reads_as_the_sweep_s_summary() -> None:
+    """ipywidgets' text/plain is ``HTML(value='', ...)``: ours is the console's summary line, in text and HTML."""
+    widget = SweepWidget(min_interval=0.1, clock=lambda: 0.0)
+    data, _ = widget._repr_mimebundle_()
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.html.model_id
+    assert data["text/plain"].startswith("sweep: starting")
+    state = _state(("a", "x"), ("b", "x"))
+    widget(apply_update(state, {"pair": 0, "phase": "running", "done": 1, "total": 4}, 0.0))
+    assert widget._repr_mimebundle_()[0]["text/plain"].startswith("sweep: 0/2 finished (1 running, 1 queued)")
+    done = apply_update(
+        apply_update(state, {"pair": 0, "phase": "done", "done": 4, "total": 4}, 0.1),
+        {"pair": 1, "phase": "done", "done": 4, "total": 4},
+        0.2,
+    )
+    widget(done)
+    data, _ = widget._repr_mimebundle_()
+    assert data["text/plain"].startswith("sweep: 2/2 finished") and data["text/plain"].endswith("the table is below")
+    assert "HTML(value=" not in data["text/plain"] and "2/2 finished" in data["text/html"]
