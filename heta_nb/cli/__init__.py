@@ -22,7 +22,7 @@ from typing import Any
 from heta_nb._util.text import describe_error
 from heta_nb.cli import check, demo, exports, leaderboard, output, reports
 from heta_nb.cli.args import UsageError
-from heta_nb.errors import HetaNbError
+from heta_nb.errors import HetaNbError, ReportFormatError
 
 __all__ = ["build_parser", "main"]
 
@@ -74,7 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         if isinstance(exc, OSError) and exc.filename == "stdout":
             output.silence_stdout()  # so the interpreter's final flush does not fail again
-        print(f"heta-nb: error: {_message(exc)}", file=sys.stderr)
+        if isinstance(exc, ReportFormatError) and len(str(exc).splitlines()) > 1:
+            for line in str(exc).splitlines():  # a malformed report: one problem per line, each its path
+                print(f"heta-nb: error: {line.strip()}", file=sys.stderr)
+        else:
+            print(f"heta-nb: error: {_message(exc)}", file=sys.stderr)
         return 1
 
 

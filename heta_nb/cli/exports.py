@@ -26,7 +26,9 @@ def register(command: Command) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     html.add_argument("report", type=text_arg, help=REPORT_HELP)
-    html.add_argument("-o", "--output", type=text_arg, required=True, help="the .html file to write")
+    html.add_argument(
+        "-o", "--output", type=text_arg, required=True, help="the .html file to write (- : standard output)"
+    )
     html.add_argument("--force", action="store_true", help="replace the output file if it exists")
     html.set_defaults(func=_cmd_html)
 
@@ -59,6 +61,9 @@ def register(command: Command) -> None:
 def _cmd_html(args: argparse.Namespace) -> int:
     from heta_nb.export import to_html
 
+    if args.output == "-":  # standard output: the page itself, nothing else printed there
+        output.out(to_html(output.report(args.report)))
+        return 0
     output.check_suffix(args.output, output.HTML_SUFFIXES, "html")
     output.check_output(args.output, force=args.force, inputs=[args.report])
     report = output.report(args.report)

@@ -46,6 +46,10 @@ def report(text: str) -> EvaluationReport:
     from heta_nb.errors import ReportNotFoundError
     from heta_nb.store.locate import resolve_report, store_folder_hint
 
+    if text == "-":  # the report on standard input (`cat report.json | heta-nb show -`)
+        from heta_nb.store.locate import stdin_report
+
+        return stdin_report()
     hint = store_folder_hint(text)
     if hint is not None:
         raise ReportNotFoundError(f"{hint}; `heta-nb list {shlex.quote(text)}` lists them")

@@ -62,6 +62,7 @@ def register(command: Command) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     listing.add_argument("store", type=text_arg, help="store folder or fsspec URL")
+    listing.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or JSON rows")
     listing.set_defaults(func=_cmd_list)
 
     show = command(
@@ -75,6 +76,7 @@ def register(command: Command) -> None:
     show.add_argument("report", type=text_arg, help=REPORT_HELP)
     show.add_argument("--modes", type=names_arg, default=None, help="comma-separated modes to show (default: all)")
     show.add_argument("--metrics", type=names_arg, default=None, help="comma-separated metrics to show (default: all)")
+    show.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or JSON rows")
     show.set_defaults(func=_cmd_show)
 
 
@@ -147,18 +149,29 @@ def _cmd_list(args: argparse.Namespace) -> int:
     others = [str(w.message) for w in caught if not any(key in str(w.message) for key, _ in problems)]
     for line in dict.fromkeys([*(line for _, line in problems), *others]):
         print(f"heta-nb: warning: {line}", file=sys.stderr)
+    columns = ["kb", "report_id", "benchmark", "modes", "cases", "errors", "status", "started_at"]
+    if args.format == "json":  # every listed report, as rows (an empty store: [])
+        output.out(_json_rows(frame[columns] if not frame.empty else frame))
+        return 0
     if frame.empty:
         hint = ""
         if os.path.isfile(os.path.join(args.store, "report.json")):
             hint = f" (it holds a report.json, not a store: heta-nb show {args.store})"
         output.out(f"no reports in {args.store}{hint}")
         return 0
-    columns = ["kb", "report_id", "benchmark", "modes", "cases", "errors", "status", "started_at"]
     # a "case" is one benchmark question; each row counts its results (case × mode)
     shown = frame[columns].rename(columns={"cases": "results", "started_at": "started (UTC)"})
     shown["started (UTC)"] = [output.short_time(value, utc=True) for value in shown["started (UTC)"]]
     output.out(shown.to_string(index=False))
     return 0
+
+
+def _json_rows(frame: Any) -> str:
+    """A DataFrame as a JSON list of row objects (NaN as null, text as it is)."""
+    import json
+
+    rows = json.loads(frame.to_json(orient="records", date_format="iso", force_ascii=False)) if len(frame) else []
+    return json.dumps(rows, ensure_ascii=False, indent=1)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -170,6 +183,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
         frame = frame[frame.query_mode.isin(modes)]
     if metrics is not None:
         frame = frame[frame.metric.isin(metrics)]
+    if args.format == "json":  # the summary rows every view reads (n/a and NaN as null)
+        output.out(_json_rows(frame))
+        return 0
     with _pandas_options():
         table = score_table(frame).to_string(index=False) if len(frame) else "(no scores)"
     lines = [*_header(report), "", table]
