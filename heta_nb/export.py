@@ -34,7 +34,7 @@ from heta_nb.model.io import load_report
 from heta_nb.model.parse import paused_gc
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
-from heta_nb.render.figures import draw_svg
+from heta_nb.render.figures import draw_svg, svg_display_width
 from heta_nb.render.standalone import Page, standalone_document
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -111,10 +111,14 @@ def _svg_entry(caption: str, draw: Callable[[], str]) -> dict[str, str]:
 
 
 def _data_uri_entry(caption: str, svg: str) -> dict[str, str]:
+    """A figure as the page shows it: at most its own width, never so narrow its text falls under 10 px."""
+    natural, smallest = svg_display_width(svg)
     return {
         "data_uri": "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii"),
         "alt": caption,
         "caption": caption,
+        "width": f"{natural:.0f}px",
+        "min_width": f"{smallest:.0f}px",
     }
 
 

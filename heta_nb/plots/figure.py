@@ -5,6 +5,8 @@ matplotlib is imported with this module (only :mod:`heta_nb.plots.style` imports
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 import struct
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure, SubFigure
 
-__all__ = ["DISPLAY_SCALE", "PlotAxes", "PlotFigure", "display_png", "new_plot_axes"]
+__all__ = ["DISPLAY_SCALE", "PlotAxes", "PlotFigure", "display_html", "display_png", "new_plot_axes"]
 
 DISPLAY_SCALE = 2
 """Image pixels per CSS pixel of a displayed figure: sharp on high-density screens, shown at
@@ -44,6 +46,51 @@ def display_png(fig: Figure | SubFigure) -> tuple[bytes, dict[str, int]]:
     return data, {"width": max(1, round(width / DISPLAY_SCALE)), "height": max(1, round(height / DISPLAY_SCALE))}
 
 
+_THEMED = (
+    "<style>.heta-plot>img{max-width:100%;height:auto}.heta-plot>img.heta-plot-dark{display:none}"
+    '[data-jp-theme-light="false"] .heta-plot>img.heta-plot-dark,body.vscode-dark .heta-plot>img.heta-plot-dark,'
+    "body.vscode-high-contrast:not(.vscode-high-contrast-light) .heta-plot>img.heta-plot-dark{display:inline-block}"
+    '[data-jp-theme-light="false"] .heta-plot>img.heta-plot-light,body.vscode-dark .heta-plot>img.heta-plot-light,'
+    "body.vscode-high-contrast:not(.vscode-high-contrast-light) .heta-plot>img.heta-plot-light{display:none}</style>"
+)
+"""The page picks the image: JupyterLab's ``data-jp-theme-light`` and VS Code's body classes.
+Without the style (an HTML sanitizer dropping it), the dark image stays ``hidden``."""
+
+
+def display_html(fig: Figure | SubFigure) -> str | None:
+    """The figure for HTML outputs: its light PNG and, for dark themes, a dark one the page picks.
+
+    A light figure (the default style) is shown as two PNGs of the same size: the light one,
+    and one with its greys inverted on a transparent background (:mod:`heta_nb.plots.dark`);
+    a style rule of the output shows the dark one under JupyterLab's dark theme or a dark VS
+    Code theme. A figure in a dark style (``dark_background``) reads on any page: None (the
+    PNG alone is shown).
+    """
+    from heta_nb.plots.dark import dark_png, is_light
+
+    root = fig.figure
+    if not is_light(root):
+        return None
+    light, size = display_png(root)
+    dark = dark_png(root, dpi=root.dpi * DISPLAY_SCALE, pad_inches=0.1)
+    alt = html.escape(_alt(root), quote=True)
+
+    def img(data: bytes, kind: str, extra: str = "") -> str:
+        src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        return (
+            f'<img class="heta-plot-{kind}"{extra} alt="{alt}" width="{size["width"]}" height="{size["height"]}"'
+            f' src="{src}">'
+        )
+
+    return f'<div class="heta-plot">{_THEMED}{img(light, "light")}{img(dark, "dark", " hidden")}</div>'
+
+
+def _alt(fig: Figure) -> str:
+    """The figure's titles, for the images' alt text."""
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    return "; ".join(t.replace("\n", " ") for t in titles) or "plot"
+
+
 class PlotFigure(Figure):
     """A standalone matplotlib Figure (never a pyplot one) that displays as an image.
 
@@ -58,12 +105,18 @@ class PlotFigure(Figure):
     def _repr_png_(self) -> tuple[bytes, dict[str, int]]:
         return display_png(self)
 
+    def _repr_html_(self) -> str | None:
+        return display_html(self)
+
 
 class PlotAxes(Axes):
     """The Axes of a :class:`PlotFigure`: a cell ending in a plot function's result shows its figure."""
 
     def _repr_png_(self) -> tuple[bytes, dict[str, int]]:
         return display_png(self.figure)
+
+    def _repr_html_(self) -> str | None:
+        return display_html(self.figure)
 
 
 def new_plot_axes(figsize: tuple[float, float], **figure_kwargs: Any) -> PlotAxes:

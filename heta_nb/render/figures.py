@@ -6,6 +6,8 @@ matplotlib is imported when a function here is called.
 from __future__ import annotations
 
 import io
+import math
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure, SubFigure
 
-__all__ = ["draw_svg", "figure_to_png", "figure_to_svg"]
+__all__ = ["MIN_TEXT_PX", "draw_svg", "figure_to_png", "figure_to_svg", "svg_display_width"]
 
 
 def _root(fig: Figure | SubFigure) -> Figure:
@@ -116,3 +118,27 @@ def figure_to_png(fig: Figure | SubFigure, dpi: int = 100) -> bytes:
     with _settled(root):
         root.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.1, metadata={"Software": None})
     return buffer.getvalue()
+
+
+MIN_TEXT_PX = 10.0
+"""The smallest text a shown figure may have, in CSS pixels."""
+
+_SVG_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)(pt|px)?"')
+_SVG_VIEWBOX = re.compile(r'<svg\b[^>]*?\sviewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"')
+_SVG_FONT = re.compile(r'font-size(?:="|:\s*)([\d.]+)')
+
+
+def svg_display_width(svg: str) -> tuple[float, float]:
+    """``(natural, smallest)``: an SVG figure's own width and the narrowest it may be shown at, in CSS px.
+
+    Shown narrower than ``smallest``, its smallest text would fall below :data:`MIN_TEXT_PX`
+    (text sizes are in the viewBox's units; matplotlib's width is in points).
+    """
+    width, unit = (m.group(1), m.group(2)) if (m := _SVG_WIDTH.search(svg)) else ("600", "px")
+    natural = float(width) * (4 / 3 if unit == "pt" else 1.0)
+    view = _SVG_VIEWBOX.search(svg)
+    view_width = float(view.group(1)) if view else natural
+    sizes = [float(s) for s in _SVG_FONT.findall(svg) if float(s) > 0]
+    if not sizes or not view_width:
+        return natural, natural
+    return natural, float(math.ceil(min(max(natural, 1.0) * 4, view_width * MIN_TEXT_PX / min(sizes))))

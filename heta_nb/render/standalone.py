@@ -63,8 +63,8 @@ def standalone_document(
     Args:
         title: the document title (the browser tab's); ``heading``: a title above the view, only
             one the caller chose (else the view's own is the title).
-        fragment: the static view (HTML made by :mod:`heta_nb.render`); ``figures``: ``data_uri``, ``alt``
-            and ``caption`` of each figure.
+        fragment: the static view (HTML made by :mod:`heta_nb.render`); ``figures``: ``data_uri``, ``alt``,
+            ``caption``, ``width`` (its own) and ``min_width`` (its text >= 10 px) of each figure.
         explorer: the explorer's JSON payload (:mod:`heta_nb.explorer.page`); ``explorer_rows`` and
             ``explorer_noun``: how many rows and what one is; ``explorer_script`` and
             ``explorer_styles``: the inline script that mounts it and its CSS; ``data_id``: the

@@ -290,7 +290,7 @@ def summary_chart(summaries: Sequence[Any], modes: Sequence[str], colors: dict[s
             s = table.get((mode, metric))
             y = y0 + k * 14.0
             if s is not None and not s.applicable:
-                chart.text(scale(max(low, 0.0)) + 4, y + bar - 2, "n/a", size=10)
+                chart.text(scale(max(low, 0.0)) + 4, y + bar - 2, "n/a", size=11)
                 continue
             if s is None or not math.isfinite(s.shown):
                 continue
@@ -300,7 +300,7 @@ def summary_chart(summaries: Sequence[Any], modes: Sequence[str], colors: dict[s
             if math.isfinite(ci_low) and math.isfinite(ci_high):
                 chart.line(scale(ci_low), y + bar / 2, scale(ci_high), y + bar / 2, _INK)
             end = scale(ci_high) if math.isfinite(ci_high) else scale(mean)
-            chart.text(min(end + 4, _WIDTH - _RIGHT + 4), y + bar - 2, format_number(mean, 2), size=10)
+            chart.text(min(end + 4, _WIDTH - _RIGHT + 4), y + bar - 2, format_number(mean, 2), size=11)
     legend = [(colors[m], _label(f"{m} ({plural(errors.get(m, 0), 'error')} left out)", 60)) for m in modes]
     chart.legend(bottom + 48, legend)
     return chart.svg()
@@ -343,7 +343,7 @@ def distribution_chart(metric: str, kind: str, series: Sequence[ModeValues], col
         if kind == "bool":
             share = float(np.count_nonzero(s.values)) / s.values.size
             chart.rect(scale(0.0), y + 8, scale(share) - scale(0.0), row - 16, colors[s.mode])
-            chart.text(scale(share) + 4, y + row / 2 + 4, format_number(share, 2), size=10)
+            chart.text(scale(share) + 4, y + row / 2 + 4, format_number(share, 2), size=11)
             continue
         finite = s.values[np.isfinite(s.values)]
         if not finite.size:

@@ -79,6 +79,7 @@ def board_html(board: Any, *, title: str | None = None) -> Page:
                 else "",
                 "alt": caption,
                 "caption": caption if svg is not None else f"{caption}: not drawn ({problem})",
+                **_sizes(svg),
             }
         )
     key = "|".join([*board.benchmarks, *board.systems, *board.metrics])
@@ -184,3 +185,13 @@ def board_sections(board: Any, source: Any = None) -> list[Any]:
         add(v4.new_markdown_cell(f"### {md_escape(first)} per system and benchmark"))
         code(f"board.figure({first!r})", figure_view(board, first))
     return cells
+
+
+def _sizes(svg: str | None) -> dict[str, str]:
+    """The figure's own width and the narrowest that keeps its text >= 10 px (the page's CSS reads them)."""
+    from heta_nb.render.figures import svg_display_width
+
+    if svg is None:
+        return {}
+    natural, smallest = svg_display_width(svg)
+    return {"width": f"{natural:.0f}px", "min_width": f"{smallest:.0f}px"}
