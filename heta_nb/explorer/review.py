@@ -164,7 +164,7 @@ class ReviewMode:
         self.log, self.sample, self._latest, self.report_id = log, items, latest, str(report.report_id)
         self.reviewer, self.blind, self.on, self.error = name, bool(blind), True, ""
         if self.blind:
-            self.explorer.reset()  # (a filter or sort on a score would show through)
+            self.explorer.reset(clear=True)  # (a filter or sort on a score would show through)
         self._open(self._next_item(None, here=True))
         return self
 
@@ -337,7 +337,7 @@ class ReviewMode:
             self._push()
             return False
         if not (self.explorer.rows == self.rows()[item]).any():
-            self.explorer.reset()
+            self.explorer.reset(clear=True)
         self.explorer.open(case_id=item[0], mode=item[1])
         return True
 
