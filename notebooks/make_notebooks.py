@@ -60,8 +60,10 @@ the run ends. `heta_nb.explore(run)` does the same in a cell of its own, and `ru
 is a real report of the cases finished so far (summary, frames, views, export and compare work on
 it; `metadata["heta_nb"]["partial"]` says how far the run was; it is never saved: the store only
 holds the final report). Once the run has ended, it is the final report."""),
-    ("code", """so_far = run.partial_report()
-so_far.metadata["heta_nb"]["status"], so_far.metadata["heta_nb"].get("partial"), len(so_far.case_results)"""),
+    ("code", """run.wait(20)  # "Run All" gets here at once: wait for the first 20 results
+so_far = run.partial_report()
+partial = so_far.metadata["heta_nb"].get("partial")  # {"done", "total"}; None once the run has ended
+print(f"results so far: {partial['done']} of {partial['total']}" if partial else "the run has ended")"""),
     ("code", """small = run.result()
 large = heta_nb.evaluate(benchmark, recipe=recipes["large-chunks"], report_id="large-chunks", **settings)"""),
     ("md", """## Explore a report
@@ -157,8 +159,11 @@ def replay_kb(query, *, mode, top_k):
 run = heta_nb.start(benchmark, kb=replay_kb, knowledge_base_name="replay", query_modes=list(demo.DEMO_MODES),
                     evaluators=list(demo.DEMO_EVALUATORS), top_k=5, store=None, concurrency=2, progress=False)
 heta_nb.explore(run, benchmark=benchmark, status="ok")"""),
-    ("code", """so_far = run.partial_report()
-so_far.metadata["heta_nb"].get("partial"), so_far.summary_frame().shape"""),
+    ("code", """run.wait(20)  # "Run All" gets here at once: wait for the first 20 results
+so_far = run.partial_report()
+partial = so_far.metadata["heta_nb"].get("partial")  # {"done", "total"}; None once the run has ended
+print(f"results so far: {partial['done']} of {partial['total']}" if partial else "the run has ended")
+so_far.summary_frame().shape"""),
     ("code", """replayed = run.result()
 dict(replayed.score_summary) == dict(report.score_summary)"""),
     ("md", "## Distributions"),

@@ -42,6 +42,12 @@ def run_demo(
     "already exists" and no stray ``raw/`` objects leak into the corpus); the reports
     go to ``store_dir`` in Heta's layout, replacing the previous demo's.
 
+    Args:
+        progress: each evaluation's progress display (as :func:`heta_nb.evaluate`'s); False: none.
+        stream: where each recipe's header and the summary of scores are printed. By default
+            ``sys.stdout``, and nowhere with ``progress=False`` (a notebook shows the returned
+            result; pass ``stream=sys.stdout`` for the text too).
+
     Returns:
         The reports by recipe name, the store path and the written files.
     """
@@ -49,7 +55,7 @@ def run_demo(
     from heta_nb.demo.heta_recipes import demo_query_engines, demo_recipe
     from heta_nb.store import ReportStore
 
-    out = stream or sys.stdout
+    out = stream if stream is not None else (None if progress is False else sys.stdout)
     started = time.perf_counter()
     benchmark = load_benchmark()
     store = ReportStore(store_dir)
@@ -57,7 +63,8 @@ def run_demo(
     scratch = Path(tempfile.mkdtemp(prefix="heta_nb-demo-"))
     try:
         for name, (chunk, overlap) in RECIPE_CHUNKS.items():
-            print(f"\n== recipe {name!r}: BM25 over chunks of {chunk} characters (overlap {overlap})", file=out)
+            if out is not None:
+                print(f"\n== recipe {name!r}: BM25 over chunks of {chunk} characters (overlap {overlap})", file=out)
             reports[name] = evaluate(
                 benchmark,
                 recipe=demo_recipe(scratch / name, chunk, overlap),
@@ -77,7 +84,8 @@ def run_demo(
     result = DemoResult(reports=reports, store=Path(store_dir))
     _write_outputs(result, Path(output_dir))
     result.seconds = time.perf_counter() - started
-    _print_summary(result, out)
+    if out is not None:
+        _print_summary(result, out)
     return result
 
 

@@ -109,6 +109,24 @@ class Deadlines:
         if self._monitor is not None:
             self._monitor.stop()
 
+    async def let_beat(self) -> None:
+        """Let the watchdog beat when it is due: a worker calls this between two cases.
+
+        A KB whose queries never suspend (an in-memory index) would otherwise hold the loop
+        case after case: no heartbeat, timeout or progress update in between, and the
+        monitor would blame the query it happened to see for all of them. Each worker that
+        finds the beat due waits here, so none runs another case before the watchdog's turn
+        (at most a tick, should the watchdog not run).
+        """
+        if self._watchdog is None or time.perf_counter() - self.beat <= self.tick:
+            return
+        give_up = time.perf_counter() + self.tick
+        while True:
+            await asyncio.sleep(0)
+            now = time.perf_counter()
+            if now - self.beat <= self.tick or now > give_up:
+                return
+
     def arm(self, task: asyncio.Task[object], timeout_s: float | None = None) -> None:
         """``task`` starts a call now, to end within ``timeout_s`` (default: the queries')."""
         timeout = self.timeout_s if timeout_s is None else timeout_s

@@ -48,6 +48,7 @@ class EvaluationRun(RichDisplay):
         record_events: bool = False,
     ) -> None:
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # notified when the state changes
         self._state = RunState()
         self._subscribers: list[Callable[[Event], None]] = [self._track, *(subscribers or [])]
         self.events: list[Event] | None = [] if record_events else None
@@ -59,6 +60,8 @@ class EvaluationRun(RichDisplay):
         self._engine = Engine(config, emit=subscriber_guard(self._subscribers))
         self._thread: threading.Thread | None = None
         self.report_id = self._engine.target.report_id
+        self.report_id_given = config.report_id is not None
+        """Whether the caller named the report (else its id is a generated ``eval_…``)."""
         self.knowledge_base_name = self._engine.target.knowledge_base_name
 
     def _track(self, event: Event) -> None:
@@ -66,6 +69,7 @@ class EvaluationRun(RichDisplay):
             self._state = reduce(self._state, event)
             if self.events is not None:
                 self.events.append(event)
+            self._changed.notify_all()
 
     def subscribe(self, subscriber: Callable[[Event], None]) -> None:
         """Add an event subscriber (it receives events from the run's thread)."""
@@ -123,6 +127,29 @@ class EvaluationRun(RichDisplay):
     def done(self) -> bool:
         """True once the report (or an error) is available."""
         return self._future.done()
+
+    def wait(self, results: int, timeout: float | None = None) -> RunState:
+        """Wait until at least ``results`` results are finished (or the run has ended); the state then.
+
+        A notebook's "Run All" runs the cell after :func:`heta_nb.start` at once: ``run.wait(20)``
+        before :meth:`partial_report` lets it show results. Starts the run if needed; the wait is
+        sliced, so Ctrl-C ends it (the run goes on).
+
+        Raises:
+            TimeoutError: fewer results after ``timeout`` seconds; the run goes on.
+        """
+        self.start()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while self._state.done < results and not self._future.done():
+                wait = _WAIT_SLICE if deadline is None else min(_WAIT_SLICE, deadline - time.monotonic())
+                if wait <= 0:
+                    done = self._state.done
+                    raise TimeoutError(
+                        f"evaluation {self.report_id!r} has {done} of {results} results after {timeout} s"
+                    )
+                self._changed.wait(wait)
+            return self._state
 
     def partial_report(self) -> EvaluationReport:
         """The report of the cases finished so far; the final report once the run has ended.

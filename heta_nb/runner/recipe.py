@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.optional import require
 from heta_nb.model.json import heta_json_safe
-from heta_nb.runner.events import BuildFinished, BuildStarted, BuildStep, Event, RunWarning
+from heta_nb.runner.events import BuildFinished, BuildStarted, BuildStep, Event, RunWarning, logger
 from heta_nb.runner.kb import KnowledgeBaseAdapter
 from heta_nb.runner.recipe_parameters import (
     parameter_differences,
@@ -54,7 +54,7 @@ from heta_nb.runner.recipe_parameters import (
     sidecar_key,
     store_parameters,
 )
-from heta_nb.runner.tiktoken_guard import fail_fast_encodings
+from heta_nb.runner.tiktoken_guard import fail_fast_encodings, tiktoken_message
 
 if TYPE_CHECKING:
     from heta_nb.runner.sources import BenchmarkSource
@@ -367,18 +367,13 @@ class RecipeBuilder:
             if encoding in self._warned_encodings:
                 continue
             self._warned_encodings.add(encoding)
-            self.emit(
-                RunWarning(
-                    code="tiktoken_unavailable",
-                    message=(
-                        f"tiktoken could not load its {encoding!r} encoding ({reason}): Heta's ParseDocuments "
-                        "counted document tokens as words instead, its own fallback (heta_nb let tiktoken try "
-                        "once per build, not once per document); for tiktoken's counts offline, put the "
-                        "encoding's file in TIKTOKEN_CACHE_DIR"
-                    ),
-                    t=self.clock(),
-                )
+            logger.debug(
+                "tiktoken could not load its %r encoding (%s); heta_nb let it try once per build, not once per "
+                "document; for tiktoken's counts offline, put the encoding's file in TIKTOKEN_CACHE_DIR",
+                encoding,
+                reason,
             )
+            self.emit(RunWarning(code="tiktoken_unavailable", message=tiktoken_message(encoding), t=self.clock()))
 
     async def _other_units_documents(self, document_keys: Sequence[str]) -> list[str]:
         """Benchmark documents of other run units that ``raw/`` already holds (Heta's KB reads them too)."""

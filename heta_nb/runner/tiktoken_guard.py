@@ -23,9 +23,17 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from heta_nb._util.text import describe_error
+from heta_nb._util.text import describe_error, shorten
 
-__all__ = ["EncodingUnavailableError", "fail_fast_encodings"]
+__all__ = ["EncodingUnavailableError", "fail_fast_encodings", "tiktoken_message"]
+
+
+def tiktoken_message(encoding: str) -> str:
+    """The run's one short line for an encoding that could not be loaded (the reason goes to the debug log)."""
+    return (
+        f"tiktoken's {shorten(encoding, 40)!r} encoding could not be loaded (offline?): "
+        "document tokens were counted as words, Heta's own fallback"
+    )
 
 
 class EncodingUnavailableError(RuntimeError):

@@ -11,6 +11,7 @@ import weakref
 from typing import Any
 
 from runner.test_partial import GatedKB, _start, _wait_done
+from runner_support import toy_benchmark
 
 import heta_nb
 from heta_nb.explorer import explore
@@ -196,7 +197,36 @@ def test_a_run_that_stops_before_its_first_case_says_why(tmp_path) -> None:
     assert explorer.table is None
     info = explorer.info()
     assert info["empty"].startswith("The run stopped before its first case: FileNotFoundError")
-    assert explorer.options()["title"].startswith("Evaluation eval_")
+    # titled with what the user knows: the KB's name, not the generated report id (eval_…)
+    assert explorer.options()["title"] == f"Evaluation of {run.knowledge_base_name}: starting"
+    assert run.report_id.startswith("eval_") and "eval_" not in explorer.options()["title"]
+
+
+def test_the_live_explorer_is_titled_with_the_kb_and_benchmark_or_the_given_report_id() -> None:
+    kb = GatedKB()
+    unnamed = heta_nb.start(
+        toy_benchmark(5), kb=kb, query_modes=["good"], knowledge_base_name="toy kb", store=None, progress=False
+    )
+    named = _start(GatedKB(), cases=5)  # report_id="partial-run"
+    try:
+        kb.release(2)
+        _wait_done(unnamed, 2)
+        live = explore(unnamed)
+        key = live.table.report.benchmark.key
+        assert unnamed.report_id.startswith("eval_")
+        assert live.options()["title"] == f"toy kb · {key}"
+        assert named.report_id_given and not unnamed.report_id_given
+        assert RunSource(named).pending_title() == "Evaluation partial-run: starting"
+        kb.release(10)
+        unnamed.result(timeout=20)
+        live.refresh()
+        assert (
+            not is_partial(live.table.report) and live.options()["title"] == f"toy kb · {key}"
+        )  # the final report too
+    finally:
+        kb.release(10_000)
+        named.cancel()
+        named.result(timeout=20)
 
 
 def test_the_run_widget_button_opens_the_live_explorer() -> None:

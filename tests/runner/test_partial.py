@@ -211,3 +211,23 @@ def test_before_start_and_after_an_early_failure(tmp_path) -> None:
         broken.result(timeout=30)
     with pytest.raises(FileNotFoundError):  # as result() raises it: there is no report at all
         broken.partial_report()
+
+
+def test_wait_returns_once_that_many_results_are_in_then_partial_report_has_them() -> None:
+    """A notebook's "Run All" reaches the cell after ``start`` at once: ``run.wait(n)`` first."""
+    kb = GatedKB()
+    run = _start(kb)
+    try:
+        kb.release(10)
+        state = run.wait(10, timeout=20)
+        assert state.done >= 10 and state.total == 40
+        assert run.partial_report().metadata["heta_nb"]["partial"]["done"] >= 10
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match=r"'partial-run' has 10 of 11 results after 0.2 s"):
+            run.wait(11, timeout=0.2)  # the KB answers no more: the run goes on
+        assert 0.2 <= time.monotonic() - started < 2 and not run.done()
+        kb.release(30)
+        assert run.wait(1000, timeout=20).status == "complete"  # more than the run has: until it ends
+    finally:
+        run.cancel()
+        run.result(timeout=20)

@@ -1,0 +1,77 @@
+"""A newcomer's first run of the demo: no warning about the KB, no console text unless asked for."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import requires_heta
+
+import heta_nb
+
+pytestmark = requires_heta
+
+
+def test_the_demo_evaluation_does_not_block_the_event_loop(tmp_path: Path) -> None:
+    """Heta's in-memory BM25 answers each query in milliseconds without ever suspending: the runner
+    now lets the loop run between such cases, so the demo is not told it blocks the loop."""
+    from heta_nb.demo.heta_recipes import demo_query_engines, demo_recipe
+    from heta_nb.demo.settings import DEMO_EVALUATORS, DEMO_MODES, RECIPE_CHUNKS, load_benchmark
+
+    def attempt(folder: Path) -> tuple[list[str], dict[str, Any]]:
+        reports: dict[str, Any] = {}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for name, (chunk, overlap) in RECIPE_CHUNKS.items():
+                reports[name] = heta_nb.evaluate(
+                    load_benchmark(),
+                    recipe=demo_recipe(folder / name, chunk, overlap),
+                    query_engines=demo_query_engines(),
+                    knowledge_base_name="saltmarsh isles",
+                    report_id=name,
+                    query_modes=list(DEMO_MODES),
+                    evaluators=list(DEMO_EVALUATORS),
+                    top_k=5,
+                    store=None,
+                    progress=False,
+                )
+        return [str(w.message) for w in caught], reports
+
+    # Up to three runs, one clean run passes: on a machine starved of CPU (another suite running)
+    # the stall monitor can itself wake late and blame the KB (runner/stalls.py); the old code
+    # blocked the loop ~0.8 s on every run, so it fails all three.
+    for run in range(3):
+        issued, reports = attempt(tmp_path / f"run{run}")
+        kept = [m for report in reports.values() for m in report.metadata["heta_nb"]["warnings"]]
+        if not [m for m in [*issued, *kept] if "blocked the event loop" in m]:
+            break
+    assert not [m for m in issued if "blocked the event loop" in m], issued
+    assert not [m for m in kept if "blocked the event loop" in m], kept
+    assert all(report.error_count == 0 for report in reports.values())
+    # offline, the build's tiktoken line is one short sentence without the download's exception
+    assert all(len(m) <= 160 and "Error" not in m for m in issued if "tiktoken" in m), issued
+
+
+def test_run_demo_without_progress_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    from heta_nb import demo
+
+    result = demo.run_demo(tmp_path / "output", tmp_path / "store", progress=False)
+    captured = capfd.readouterr()
+    assert captured.out == ""
+    assert set(result.reports) == {"small-chunks", "large-chunks"} and result.outputs["report"].is_file()
+
+    text = io.StringIO()  # the headers and the summary, where the caller asks for them
+    demo.run_demo(tmp_path / "output", tmp_path / "store", progress=False, stream=text)
+    assert capfd.readouterr().out == ""
+    assert "== recipe 'small-chunks'" in text.getvalue() and "== mean scores" in text.getvalue()
+
+
+def test_the_cli_demo_keeps_its_console_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from heta_nb.cli import main
+
+    assert main(["demo", "-o", str(tmp_path / "output"), "--store", str(tmp_path / "store")]) == 0
+    out = capsys.readouterr().out
+    assert "== recipe 'small-chunks'" in out and "== mean scores" in out and "demo finished in" in out
