@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: demo test test-fast test-pythons bench lint clean
+.PHONY: demo test test-fast test-pythons test-min bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ OTHER_PYTHONS ?= 3.10 3.12 3.13
 test-pythons:
 	bash tests/other-pythons.sh $(OTHER_PYTHONS)
 
+# The fast suite on the lowest versions pyproject.toml declares (numpy 1.24, pandas 2.0...).
+test-min:
+	bash tests/min-versions.sh
+
 bench: $(VENV)/.installed-test
 	for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
@@ -47,4 +51,4 @@ lint: $(VENV)/.installed-test
 	$(BIN)/python -m mypy
 
 clean:
-	rm -rf $(VENV) .venv-py* demo-output demo-store test-artifacts .pytest_cache
+	rm -rf $(VENV) .venv-py* .venv-min demo-output demo-store test-artifacts .pytest_cache
