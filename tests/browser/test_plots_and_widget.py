@@ -28,7 +28,9 @@ PLOT_IMAGES = """() => {
     .map(cell => ({
       source: cell.model.sharedModel.getSource(),
       texts: [...cell.node.querySelectorAll('.jp-OutputArea-output pre')].map(p => p.textContent.slice(0, 80)),
-      images: [...cell.node.querySelectorAll('.jp-OutputArea-output img')].map(img => {
+      // the images shown (a plot's dark copy waits, hidden, for a dark theme)
+      images: [...cell.node.querySelectorAll('.jp-OutputArea-output img')]
+        .filter(img => img.offsetParent !== null).map(img => {
         const box = img.getBoundingClientRect();
         return {natural: [img.naturalWidth, img.naturalHeight], shown: [box.width, box.height], complete: img.complete};
       }),
@@ -52,7 +54,7 @@ def test_every_plot_cell_of_the_explore_notebook_shows_an_image(page, jupyter_se
         assert image["complete"] and image["natural"][0] > 300 and image["natural"][1] > 150, cell
         assert image["shown"][0] > 300 and image["shown"][1] > 150, cell  # laid out, not 0x0
         assert not any(text.startswith("<Figure size") for text in cell["texts"]), cell
-    images = page.locator(".jp-OutputArea-output img")
+    images = page.locator(".jp-OutputArea-output img:visible")
     for index in range(images.count()):
         images.nth(index).scroll_into_view_if_needed()
         images.nth(index).screenshot(path=str(artifacts_dir / f"plots-lab-explore-{index}.png"))

@@ -118,6 +118,7 @@ def test_reports_fit_the_lab_output_area_with_the_file_browser_open(
 
 
 IMAGES = """(scope) => [...document.querySelector(scope).querySelectorAll('.jp-OutputArea-output img')]
+  .filter(i => i.offsetParent !== null)  // shown (a plot's dark copy waits, hidden, for a dark theme)
   .map(i => ({src: (i.getAttribute('src') || '').slice(0, 40), w: i.naturalWidth, h: i.naturalHeight}))"""
 
 SIDEWAYS = """(scope) => [...document.querySelector(scope).querySelectorAll('.jp-WindowedPanel-outer, .jp-Notebook')]
@@ -163,7 +164,7 @@ def test_the_quickstart_fits_notebook_7(browser, notebook_server, artifacts_dir:
         assert images, "the plot cell shows no image"
         for image in images:
             assert image["w"] > 0 and image["h"] > 0, image  # a plot that shows, not a broken image
-        page.locator(".jp-OutputArea-output img").last.scroll_into_view_if_needed()
+        page.locator(".jp-OutputArea-output img:visible").last.scroll_into_view_if_needed()
         page.screenshot(path=str(artifacts_dir / "views-nb7-01-plot.png"))
     finally:
         context.close()
