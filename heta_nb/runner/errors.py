@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from heta_nb.errors import HetaNbError
+from heta_nb.errors import HetaNbError, HetaNbUserError
 from heta_nb.model.report import EvaluationReport
 
 __all__ = ["RunError", "RunFailedError"]
 
 
-class RunError(HetaNbError, ValueError):
-    """The run's configuration is invalid (raised before any query)."""
+class RunError(HetaNbUserError):
+    """The run's configuration is invalid (raised before any query): a user error, shown as one
+    line in a notebook after ``%load_ext heta_nb`` (a ``ValueError`` and a ``HetaNbError`` too)."""
 
 
 class RunFailedError(HetaNbError, RuntimeError):

@@ -62,3 +62,17 @@ def test_other_errors_keep_a_traceback_and_unload_restores(shell: Any, capsys: p
         assert "Traceback" in shown
     finally:
         shell.run_line_magic("load_ext", "heta_nb")
+
+
+def test_a_run_setting_error_is_one_line_too(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The runner's own checks before any query (RunError: a mode the KB lacks) read the same way."""
+    cell = (
+        "import heta_nb\n"
+        "from runner_support import exact_kb, toy_benchmark\n"
+        "heta_nb.evaluate(toy_benchmark(), kb=exact_kb, query_modes=['good'], knowledge_base_name='toy kb',\n"
+        "                 store=None, progress=False, concurrency=0)"
+    )
+    result, shown = _shown(shell, cell, capsys)
+    assert isinstance(result.error_in_exec, HetaNbUserError) and isinstance(result.error_in_exec, ValueError)
+    lines = shown.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in shown and "concurrency" in lines[0], shown
