@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: demo test test-fast test-pythons test-min bench lint clean
+.PHONY: demo lab test test-fast test-pythons test-min bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,14 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.installed-demo
 	$(BIN)/python -m heta_nb demo
+
+# JupyterLab with what the notebooks need ([heta] and the [notebooks] extra), opened on notebooks/.
+$(VENV)/.installed-lab: pyproject.toml | $(BIN)/python
+	$(PIP) install -q -e '.[heta,notebooks]'
+	touch $@
+
+lab: $(VENV)/.installed-lab
+	$(BIN)/python -m jupyter lab notebooks/
 
 test: $(VENV)/.installed-test
 	bash tests/browser/install-chromium.sh
