@@ -65,9 +65,13 @@ def report(text: str) -> EvaluationReport:
 
 def refuse_html_export(text: str) -> None:
     """Refuse a local HTML page (``heta-nb html``'s output) given where a report.json was expected."""
+    import stat
+
     from heta_nb.errors import ReportFormatError
 
     try:
+        if not stat.S_ISREG(os.stat(text).st_mode):  # a FIFO or a device would block the read: the loader refuses it
+            return
         with open(text, "rb") as file:
             start = file.read(512)
     except (OSError, ValueError):  # not a local file: the loader says why
