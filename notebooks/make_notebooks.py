@@ -393,16 +393,21 @@ settings = dict(
 `LocalCluster` starts a scheduler and two worker processes on this machine (the link opens the Dask
 dashboard: task stream, workers, memory). Heta's full-text KBs score every chunk in Python, so pairs
 are CPU-bound: threads would take turns on one interpreter lock, processes run side by side."""),
-    ("code", """from dask.distributed import Client, LocalCluster
-
-cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
-client = Client(cluster)
-client.dashboard_link"""),
+    ("code", """try:
+    from dask.distributed import Client, LocalCluster
+except ImportError:  # the [notebooks] extra (make lab) installs Dask; without it the pairs run in local processes
+    client = None
+    print("Dask is not installed: pip install 'heta-nb[notebooks]' (or make lab) for the cluster and its dashboard; "
+          "the sweep below runs in a local process pool instead.")
+else:
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = Client(cluster)
+    print(f"Dask dashboard: {client.dashboard_link}")"""),
     ("md", """## The sweep
 
 The table shows each pair as it goes: queued, building (the recipe step), running n/N, done or
 failed, with an overall ETA. When it ends it stays in the notebook as an ordinary output."""),
-    ("code", """board = heta_nb.sweep(benchmarks, recipes, store=store, executor=client, **settings)
+    ("code", """board = heta_nb.sweep(benchmarks, recipes, store=store, executor=client or "processes", **settings)
 board"""),
     ("md", """## Reading the leaderboard
 
@@ -411,7 +416,13 @@ that survive Holm's correction over every test on the board; hover a cell for it
 `frame()` has every number: means and CIs, ranks, paired differences with their CIs, raw and
 adjusted p-values, wins / ties / losses."""),
     ("code", "board.frame(wide=True)"),
-    ("code", """board.frame().query("significant")[["benchmark", "system", "metric", "mean_diff", "diff_ci_low", "diff_ci_high", "p_adjusted"]]"""),
+    ("md", """Every recipe against the baseline, with its verdict: `better` / `worse` where the difference is
+real, `underpowered` where the benchmark could not have seen a difference that small
+(`min_detectable_difference`: the smallest it can tell apart), `n/a` where the mode cannot
+produce the metric."""),
+    ("code", """columns = ["benchmark", "system", "metric", "mean_diff", "diff_ci_low", "diff_ci_high", "p_adjusted",
+           "min_detectable_difference", "verdict"]
+board.frame().query("not is_baseline")[columns]"""),
     ("code", """board.plot("ndcg@5")"""),
     ("code", """board.plot("answer_f1", kind="dots")"""),
     ("md", """Each paired test is `heta_nb.compare` on the two reports; the comparison is one call away:"""),
@@ -445,8 +456,9 @@ client = Client("tcp://scheduler.example.org:8786")
 board = heta_nb.sweep(benchmarks, recipes, store="/shared/heta/sweeps", workdir="/shared/heta/kbs",
                       executor=client, **settings)
 ```"""),
-    ("code", """client.close()
-cluster.close()"""),
+    ("code", """if client is not None:
+    client.close()
+    cluster.close()"""),
 ]
 
 

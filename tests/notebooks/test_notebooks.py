@@ -133,6 +133,11 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         assert html.count('data-phase="done"') == 6 and html.count('data-phase="reused"') == 6
         texts = "\n".join(str(o.get("data", {}).get("text/plain", "")) + str(o.get("text", "")) for o in outputs)
         assert "same board: True" in texts and "Leaderboard: 3 recipe(s)" in texts
+        dashboard = stdout(code_cell(notebook, "LocalCluster("))
+        assert dashboard.startswith("Dask dashboard: http://127.0.0.1:"), dashboard
+        table = code_cell(notebook, "not is_baseline")
+        verdicts = "".join(o.get("data", {}).get("text/html", "") for o in table.outputs)
+        assert verdicts.count("<tr>") > 2 and "min_detectable_difference" in verdicts  # never an empty table
     if path.name == "05-judges.ipynb":
         check_judges_notebook(notebook, work, tmp_path / "tmp")
     if path.name == "06-review-and-calibrate.ipynb":
@@ -772,3 +777,20 @@ def check_why_notebook(notebook: Any, tmp: Path) -> None:
     assert markdown == gate.to_markdown() + "\n"
     assert "| detects ≥ |" in markdown and "**Why it changed**" in markdown
     assert "recipe: split\\_documents.chunk\\_size 160 → 700" in markdown and "- slices:" in markdown
+
+
+def test_the_scale_out_notebook_says_what_to_install_without_dask(tmp_path: Path) -> None:
+    """04's cluster cell, run where ``dask.distributed`` cannot be imported: it says what to install
+    and leaves ``client`` None (the sweep then runs in local processes) instead of raising."""
+    import json
+    import subprocess
+    import sys
+
+    notebook = nbformat.read(ROOT / "notebooks" / "04-scale-out.ipynb", as_version=4)
+    (cell,) = [c for c in notebook.cells if c.cell_type == "code" and "LocalCluster(" in c.source]
+    script = "import sys\nsys.modules['dask'] = None\nsys.modules['dask.distributed'] = None\n" + cell.source
+    script += "\nimport json\nprint(json.dumps(client is None))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("Dask is not installed: pip install 'heta-nb[notebooks]'") and json.loads(lines[-1])
