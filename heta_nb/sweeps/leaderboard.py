@@ -12,7 +12,7 @@ from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
 from heta_nb.sweeps.board import Board, Cell, build_board
 from heta_nb.sweeps.plan import SweepError
-from heta_nb.sweeps.views import FRAME_COLUMNS, board_context, board_rows, board_text, wide_frame
+from heta_nb.sweeps.views import FRAME_COLUMNS, board_context, board_rows, board_text, board_why, wide_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -312,7 +312,7 @@ class Leaderboard(RichDisplay):
 
     def to_context(self) -> dict[str, Any]:
         """Everything the HTML view needs, as plain data."""
-        return board_context(self._board)
+        return {**board_context(self._board), "why": board_why(self._board)}  # why: what the page shows below
 
     # -- views -------------------------------------------------------------------------
     def plot(

@@ -12,7 +12,7 @@ from heta_nb.sweeps.board import Board, Cell, verdict_of
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["FRAME_COLUMNS", "board_context", "board_rows", "board_text", "system_label", "wide_frame"]
+__all__ = ["FRAME_COLUMNS", "board_context", "board_rows", "board_text", "board_why", "system_label", "wide_frame"]
 
 FRAME_COLUMNS = (
     "benchmark",
@@ -279,7 +279,6 @@ def board_context(board: Board) -> dict[str, Any]:
         "settings": {**board.settings, "family_size": board.family_size, "family": board.family_text},
         "warnings": list(board.warnings),
         "notes": list(board.notes),
-        "why": board_why(board),
     }
 
 
