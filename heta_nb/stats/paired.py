@@ -36,13 +36,12 @@ chunks of ~256k elements with reused buffers (~10 MB per worker thread); besides
 inputs, the only O(n) structure is the sign lookup table (2 KB per 8 differences, at
 most 32 MB, then 4-bit tables at 32 bytes per difference).
 
-``holm`` / ``adjust_holm`` apply the Holm–Bonferroni step-down correction when several
-comparisons are reported together.
+``holm`` (from :mod:`heta_nb.stats.multiple`) / ``adjust_holm`` apply the Holm–Bonferroni
+step-down correction when several comparisons are reported together.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import threading
@@ -56,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from heta_nb.stats.intervals import expanded_percentile_alpha
+from heta_nb.stats.multiple import holm
 
 __all__ = ["PairedTest", "Resampled", "adjust_holm", "holm", "paired_test", "summarize_pairs"]
 
@@ -260,36 +260,6 @@ def summarize_pairs(
         seed=seed,
         method=method,
     )
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm–Bonferroni step-down adjusted p-values.
-
-    With the m non-NaN p-values sorted ascending, ``p_(i)`` becomes
-    ``max_{j <= i} min(1, (m - j + 1) * p_(j))``. NaN entries are returned as NaN and not
-    counted in m. The output keeps the input order.
-
-    Args:
-        p_values: Raw p-values in [0, 1] (NaN allowed).
-
-    Returns:
-        Adjusted p-values, same length and order.
-
-    Raises:
-        ValueError: If a p-value lies outside [0, 1].
-    """
-    values = [float(p) for p in p_values]
-    for p in values:
-        if not math.isnan(p) and not 0.0 <= p <= 1.0:
-            raise ValueError(f"p-values must lie in [0, 1], got {p!r}")
-    order = sorted((i for i, p in enumerate(values) if not math.isnan(p)), key=values.__getitem__)
-    m = len(order)
-    adjusted = list(values)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def adjust_holm(tests: Sequence[PairedTest]) -> list[PairedTest]:
