@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.text import one_line, shorten
+from heta_nb.model.json import thaw
 from heta_nb.model.report import EvaluationReport
 from heta_nb.runner.recipe_parameters import RECIPE_PARAMETERS
 
@@ -104,8 +105,8 @@ class ManifestChange:
             "section": self.section,
             "path": self.path,
             "kind": self.kind,
-            "old": _plain(self.old),
-            "new": _plain(self.new),
+            "old": thaw(self.old),
+            "new": thaw(self.new),
             "measure": self.measure,
             "text": self.text,
         }
@@ -173,7 +174,7 @@ def recipe_changes(
     both = (old_parameters, new_parameters) if old_parameters is not None and new_parameters is not None else ({}, {})
     benchmark, reasons = _benchmark_changes(baseline, candidate, names)
     changes = [
-        *_recipe_changes(_plain(baseline.recipe_manifest), _plain(candidate.recipe_manifest), *both),
+        *_recipe_changes(thaw(baseline.recipe_manifest), thaw(candidate.recipe_manifest), *both),
         *_knowledge_base_changes(baseline, candidate),
         *benchmark,
     ]
@@ -190,15 +191,6 @@ def recipe_changes(
 
 
 # -- values ----------------------------------------------------------------------------
-
-
-def _plain(value: Any) -> Any:
-    """A report's frozen value (mapping proxies, tuples) as plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _get(value: Any, key: str) -> Any:
@@ -280,7 +272,7 @@ def _keyed(items: Iterable[Any], name_field: str) -> dict[str, dict[str, Any]]:
 def _parameters(report: EvaluationReport) -> dict[str, dict[str, Any]] | None:
     """Each step's recorded settings by step name; None when the report recorded none."""
     info = report.metadata.get("heta_nb")
-    recorded = _plain(info.get(RECIPE_PARAMETERS)) if isinstance(info, Mapping) else None
+    recorded = thaw(info.get(RECIPE_PARAMETERS)) if isinstance(info, Mapping) else None
     if not isinstance(recorded, list):
         return None
     steps = _keyed(recorded, "name")
@@ -372,8 +364,8 @@ def _pairs(old: list[Any], new: list[Any]) -> tuple[list[tuple[str, Any, Any]], 
 
 
 def _knowledge_base_changes(baseline: EvaluationReport, candidate: EvaluationReport) -> list[ManifestChange]:
-    old = [_plain(m) for m in baseline.knowledge_base_manifests]
-    new = [_plain(m) for m in candidate.knowledge_base_manifests]
+    old = [thaw(m) for m in baseline.knowledge_base_manifests]
+    new = [thaw(m) for m in candidate.knowledge_base_manifests]
     pairs, out = _pairs(old, new)
     for prefix, before, after in pairs:
         out += _diff("knowledge base", prefix, _kb_settings(before), _kb_settings(after))

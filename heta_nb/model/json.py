@@ -22,6 +22,7 @@ __all__ = [
     "heta_json_safe",
     "is_finite_number",
     "json_type_name",
+    "thaw",
     "to_json_value",
     "utf8_json",
 ]
@@ -206,6 +207,16 @@ def freeze(value: Any) -> Any:
         return MappingProxyType({key: freeze(item) for key, item in value.items()})
     if isinstance(value, list):
         return tuple(freeze(item) for item in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The reverse of :func:`freeze`: mappings (proxies too) as dicts with text keys, sequences
+    (tuples too) as lists, for comparing or showing what a report holds."""
+    if isinstance(value, Mapping):
+        return {str(key): thaw(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(item) for item in value]
     return value
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from heta_nb.errors import ReportFormatError
 from heta_nb.model.io import load_report
+from heta_nb.model.json import thaw
 from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import heta_score_summary
 
@@ -111,7 +112,7 @@ def merge_reports(reports: Iterable[Any], *, report_id: str | None = None) -> Ev
         warnings=_merged_warnings([_warnings(r) for r in items], kb_names),
     )
     heta_nb_meta.pop("executor", None)
-    executors = [_plain(_info(r).get("executor")) for r in items]
+    executors = [thaw(_info(r).get("executor")) for r in items]
     if any(e is not None for e in executors):  # where each shard ran (None: in its own process)
         same = all(e == executors[0] for e in executors)
         heta_nb_meta["executor"] = executors[0] if same else {"kind": "per shard", "shards": executors}
@@ -185,7 +186,7 @@ def _unit_kb_names(report: EvaluationReport, run_units: Any) -> list[str]:
 
 def _kb_manifest_list(manifest: Any) -> list[Any]:
     """The KB manifests of one report: Heta's one-manifest or ``knowledge_bases`` shape."""
-    plain = _plain(manifest)
+    plain = thaw(manifest)
     if not isinstance(plain, dict) or not plain:
         return []
     listed = plain.get("knowledge_bases")
@@ -202,8 +203,8 @@ def _merged_kb_manifest(items: list[EvaluationReport], kb_names: list[str]) -> A
     if len(by_name) <= 1:  # one KB (or none): shard 0's manifest as it is
         for report in items:
             if _kb_manifest_list(report.knowledge_base_manifest):
-                return _plain(report.knowledge_base_manifest)
-        return _plain(items[0].knowledge_base_manifest)
+                return thaw(report.knowledge_base_manifest)
+        return thaw(items[0].knowledge_base_manifest)
     rank = {name: i for i, name in enumerate(kb_names)}
     ordered = sorted(by_name, key=lambda name: rank.get(name, len(rank)))  # stable: unknown names last
     return {"knowledge_bases": [by_name[name] for name in ordered]}
@@ -302,15 +303,6 @@ def _info(report: EvaluationReport) -> Mapping[str, Any]:
     return info if isinstance(info, Mapping) else {}
 
 
-def _plain(value: Any) -> Any:
-    """A JSON value as plain dicts and lists (reports hold read-only mappings and tuples)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _evaluators(report: EvaluationReport) -> Any:
     """The evaluator (score) names: as the run recorded them, else per mode from the results."""
     names = _info(report).get("evaluators")
@@ -328,7 +320,7 @@ _VOLATILE_KB_FIELDS = ("created_at", "updated_at", "run_record")
 
 def _kb_manifests(manifest: Any) -> dict[str, Any]:
     """``{KB name: manifest without build times}``, one per run unit's KB."""
-    plain = _plain(manifest)
+    plain = thaw(manifest)
     if not isinstance(plain, dict) or not plain:
         return {}
     listed = plain.get("knowledge_bases")
@@ -362,10 +354,10 @@ def _check_same(first: EvaluationReport, other: EvaluationReport) -> None:
         values = _info(first).get(setting), _info(other).get(setting)
         if None not in values and values[0] != values[1]:
             raise _differs(setting, values[0], values[1], first, other)
-    units = _plain(first.metadata.get("run_units")), _plain(other.metadata.get("run_units"))
+    units = thaw(first.metadata.get("run_units")), thaw(other.metadata.get("run_units"))
     if units[0] and units[1] and units[0] != units[1]:
         raise _differs("run_units", units[0], units[1], first, other)
-    recipes = _plain(first.recipe_manifest), _plain(other.recipe_manifest)
+    recipes = thaw(first.recipe_manifest), thaw(other.recipe_manifest)
     if recipes[0] and recipes[1] and recipes[0] != recipes[1]:
         raise _differs("recipe_manifest", recipes[0], recipes[1], first, other)
     # a shard builds only the units it has cases in: compare the KBs both have
