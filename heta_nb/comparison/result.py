@@ -127,6 +127,7 @@ class Comparison(RichDisplay):
         """The benchmark given to ``compare`` (labels and evidence for slices and clusters), or None."""
         self._human = human
         self._why: dict[str, Any] | None = None
+        self._stages: pd.DataFrame | None = None
         """People's estimate of each difference (``compare(..., reviews=)``), or None."""
         self._incomparable = dict(incomparable or {})
         """``{(system, metric): "judge differs: ..."}``: not tested, the numbers mean different things."""
@@ -391,6 +392,10 @@ class Comparison(RichDisplay):
         the first evidence metric compared)."""
         from heta_nb.comparison.stages import case_stages
 
+        if answer is None and evidence is None:  # the views' table (why(), the explorer): once
+            if self._stages is None:
+                self._stages = case_stages(self)
+            return self._stages.copy()
         return case_stages(self, answer=answer, evidence=evidence)
 
     def stage_counts(self, *, answer: str | None = None, evidence: str | None = None) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from heta_nb.comparison.recipes import recipe_changes
-from heta_nb.comparison.stages import STAGES, case_stages, stage_counts, stage_lines
+from heta_nb.comparison.stages import STAGES, stage_counts, stage_lines
 
 __all__ = ["pair_recipe_changes", "why_it_changed", "why_lines"]
 
@@ -50,7 +50,7 @@ def why_it_changed(comparison: Any, *, slices: bool = True, slice_limit: int = 5
         }
         for changes in pair_recipe_changes(comparison)
     ]
-    table = case_stages(comparison)
+    table = comparison.stages()
     counts = stage_counts(table)
     stages = {
         "answer": table.attrs.get("answer"),
