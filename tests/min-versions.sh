@@ -9,13 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=${MIN_PYTHON:-3.10}
-interpreter=""
-for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/python "$(command -v "python$version" || true)"; do
-  if [ -z "$interpreter" ] && [ -x "$candidate" ] &&
-    "$candidate" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$version'.split('.'))))" 2>/dev/null; then
-    interpreter=$candidate
-  fi
-done
+source tests/python-of.sh
+interpreter=$(python_of "$version")
 if [ -z "$interpreter" ]; then
   echo "min-versions: no Python $version on this machine; skipped" >&2
   exit 0

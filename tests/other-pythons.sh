@@ -9,16 +9,10 @@
 # skipped; a failing suite fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tests/python-of.sh
 status=0
 for version in "$@"; do
-  interpreter=""
-  # pyenv's own builds first: its shim on PATH fails for a version that is not active
-  for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/python "$(command -v "python$version" || true)"; do
-    if [ -z "$interpreter" ] && [ -x "$candidate" ] &&
-      "$candidate" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$version'.split('.'))))" 2>/dev/null; then
-      interpreter=$candidate
-    fi
-  done
+  interpreter=$(python_of "$version")
   if [ -z "$interpreter" ]; then
     echo "other-pythons: no Python $version on this machine; skipped" >&2
     continue
