@@ -703,6 +703,29 @@ def attack_names(limit: int | None) -> dict[str, Any]:
     return {"names": len(names), "attempts": 2 * len(names), **outcomes, "problems": problems}
 
 
+# -- the families of later audits ------------------------------------------------------------
+
+Attack = tuple[str, Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]
+
+
+def family_attacks(quick: bool) -> list[Attack]:
+    """The attacks of ``tests/audit/families_*.py``: each module's ``attacks(quick)`` list.
+
+    A family's attack returns a dict with a ``problems`` list (empty: nothing got through)
+    and whatever counts its ``describe`` prints.
+    """
+    import importlib.util
+
+    found: list[Attack] = []
+    for path in sorted(HERE.glob("families_*.py")):
+        spec = importlib.util.spec_from_file_location(f"audit_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found.extend(module.attacks(quick))
+    return found
+
+
 # -- the table --------------------------------------------------------------------------------
 
 
@@ -711,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a few of each, for a smoke run")
     args = parser.parse_args(argv)
     q = args.quick
-    attacks: list[tuple[str, Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]] = [
+    attacks: list[Attack] = [
         (
             "SIGKILLs mid-run, then resume",
             lambda: attack_kill_run(2 if q else 10),
@@ -747,6 +770,7 @@ def main(argv: list[str] | None = None) -> int:
             lambda r: f"{r['names']} names x 2 fields: {r['UnsafeNameError']} UnsafeNameError, {r['accepted']} inside",
         ),
     ]
+    attacks += family_attacks(q)
     rows: list[tuple[str, str, str, str]] = []
     failed = False
     for title, attack, describe in attacks:
