@@ -75,6 +75,23 @@ def plot_leaderboard(
     return ax
 
 
+def colour_range(means: list[float]) -> tuple[float, float]:
+    """The colour scale of a heatmap: the means' own range with a margin, not always 0-1.
+
+    On a fixed 0-1 scale, boards whose means all sit in 0.56-0.83 got colours a reader cannot
+    tell apart; spread over the data (the colour bar says the scale), each step is visible.
+    Scores stay inside 0-1; a flat board gets a 0.1-wide band so one value is not an extreme.
+    """
+    if not means:
+        return 0.0, 1.0
+    lowest, highest = min(means), max(means)
+    margin = max(0.1 * (highest - lowest), 0.05)
+    low, high = lowest - margin, highest + margin
+    if lowest >= 0.0 and highest <= 1.0:
+        low, high = max(0.0, low), min(1.0, high)
+    return low, high
+
+
 def _heatmap(rows: pd.DataFrame, systems: list[str], benchmarks: list[str], metric: str, ax: Axes | None) -> Axes:
     import numpy as np
 
@@ -87,16 +104,8 @@ def _heatmap(rows: pd.DataFrame, systems: list[str], benchmarks: list[str], metr
         if math.isfinite(mean):
             values[i, j] = mean
             labels[i][j] = f"{mean:.3f}{'★' if bool(row['best']) else ''}{_marker(row)}"
-    finite = values[np.isfinite(values)]
-    low, high = (
-        (0.0, 1.0)
-        if finite.size and finite.min() >= 0 and finite.max() <= 1
-        else (
-            float(finite.min()) if finite.size else 0.0,
-            float(finite.max()) if finite.size else 1.0,
-        )
-    )
-    image = ax.imshow(np.ma.masked_invalid(values), cmap="cividis", vmin=low, vmax=high or 1.0, aspect="auto")
+    low, high = colour_range([float(v) for v in values[np.isfinite(values)]])
+    image = ax.imshow(np.ma.masked_invalid(values), cmap="cividis", vmin=low, vmax=high, aspect="auto")
     cmap = image.get_cmap()
     for i in range(len(systems)):
         for j in range(len(benchmarks)):
