@@ -96,9 +96,13 @@ def draw_svg(draw: Callable[[], Axes]) -> tuple[str | None, str | None]:
     Returns:
         ``(svg, None)`` or ``(None, "ExceptionType: first line of its message")``.
     """
+    from numpy.linalg import LinAlgError
+
     try:
         return figure_to_svg(draw().figure), None
-    except (ValueError, OverflowError, FloatingPointError) as exc:
+    # matplotlib 3.7 / numpy 1.24 fail on the same spans with IndexError (no tick) or a singular
+    # transform (LinAlgError, a plain Exception there), newer ones with ValueError / OverflowError
+    except (ValueError, OverflowError, FloatingPointError, IndexError, LinAlgError) as exc:
         lines = str(exc).strip().splitlines()
         return None, f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
