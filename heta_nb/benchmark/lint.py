@@ -5,13 +5,13 @@ first query."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from heta_nb._util.text import listing
 
-__all__ = ["LintIssue", "lint_benchmark"]
+__all__ = ["LintIssue", "labelled_unanswerable", "lint_benchmark"]
 
 _HETA_PARSED_ID = re.compile(r"^doc_[0-9a-f]{16}$")
 _HETA_RESULT_ID = re.compile(r"^(doc|chunk)_[0-9a-f]+$")
@@ -61,6 +61,21 @@ def _nb_qrels(case: Any, heta: bool) -> bool:
 def _names_each(evaluators: Sequence[Any]) -> list[str]:
     """One name per evaluator ("" when it has none), aligned with ``evaluators``."""
     return [(_names([e]) or [""])[0] for e in evaluators]
+
+
+def labelled_unanswerable(case: Any) -> bool:
+    """Whether the case says it has no answer: a label ``unanswerable`` (a value, as in
+    ``question_type: unanswerable``, or ``unanswerable: true``) or ``answerable: false``.
+
+    Such a case has no gold evidence or answers on purpose; its scores are still marked
+    skipped, and every view counts them (the lint only stops calling them a gap).
+    """
+    labels = getattr(case, "labels", None)
+    if not isinstance(labels, Mapping):
+        return False
+    if labels.get("unanswerable") is True or labels.get("answerable") is False:
+        return True
+    return any(isinstance(v, str) and v.strip().lower() == "unanswerable" for v in labels.values())
 
 
 def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest: Any = None) -> list[LintIssue]:
@@ -128,9 +143,10 @@ def lint_benchmark(cases: Sequence[Any], evaluators: Iterable[Any], *, manifest:
 
     for case in cases:
         evidence = tuple(case.expected.evidence)
-        if not evidence and (evidence_recall or document_metrics):
+        unanswerable = labelled_unanswerable(case)  # no gold by design: not a finding
+        if not evidence and (evidence_recall or document_metrics) and not unanswerable:
             note("no_evidence", case.case_id)
-        if not tuple(case.expected.answers) and answer_metrics:
+        if not tuple(case.expected.answers) and answer_metrics and not unanswerable:
             note("no_answers", case.case_id)
         for item in evidence:
             locator = dict(item.locator or {})

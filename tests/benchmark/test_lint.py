@@ -134,6 +134,29 @@ def test_each_trap_is_reported_with_its_cases() -> None:
     assert set(found["no_answers"]) == {"docid", "bare", "both", "foreign", "mismatch", "nothing"}
 
 
+@pytest.mark.parametrize(
+    ("labels", "intended"),
+    [
+        ({"question_type": "unanswerable"}, True),  # the demo benchmark's way
+        ({"kind": " Unanswerable "}, True),
+        ({"unanswerable": True}, True),
+        ({"answerable": False}, True),
+        ({"question_type": "lookup"}, False),
+        ({"unanswerable": "no"}, False),
+        ({"answerable": True}, False),
+        ({}, False),
+    ],
+)
+def test_cases_labelled_unanswerable_have_no_gold_by_design(labels: dict[str, Any], intended: bool) -> None:
+    """A case that says it has no answer is not a gold gap: the lint (a run warning) stays quiet."""
+    import dataclasses
+
+    case = dataclasses.replace(_case("q090"), labels=labels)
+    found = _codes([case], ["evidence_recall@5", "answer_contains"])
+    expected = {} if intended else {"no_evidence": ("q090",), "no_answers": ("q090",)}
+    assert found == expected
+
+
 def test_only_traps_relevant_to_the_chosen_evaluators() -> None:
     cases = [_case("bare", BenchmarkEvidence(reference_id="lh6"))]
     assert "bare_reference_id" in _codes(cases, ["evidence_recall@3"])
