@@ -104,7 +104,10 @@ class ConsoleProgress:
                 steps = len(self.state.build_steps)
                 self._print(f"heta_nb: building step {event.index + 1}/{steps}: {event.name}")
             elif isinstance(event, BuildFinished):
-                self._print(f"heta_nb: built {event.knowledge_base_name!r} ({event.status}, {event.seconds:.1f} s)")
+                note = f"; {event.note}" if event.note else ""
+                self._print(
+                    f"heta_nb: built {event.knowledge_base_name!r} ({event.status}, {event.seconds:.1f} s{note})"
+                )
             elif kind == "run_finished":
                 if self.state.started_t is not None and (self._tty or self._logged != self._progress_key()):
                     # the final figures, unless the run never started (a "0/0 (100%)" line

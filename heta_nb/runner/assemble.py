@@ -103,6 +103,9 @@ def build_report(
             "max_cost": config.judges.max_cost,
             "repeats": config.judges.repeats,
         }
+    notes = plan.builder.build_notes if plan is not None and plan.builder is not None else []
+    if notes:  # what a build did instead of the usual (tiktoken offline): said, not a warning
+        heta_nb_meta["build_notes"] = list(notes)
     if tally.executor is not None:
         heta_nb_meta["executor"] = dict(tally.executor)
     if tally.failure:

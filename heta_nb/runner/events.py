@@ -123,12 +123,17 @@ class BuildStep:
 
 @dataclass(frozen=True)
 class BuildFinished:
-    """The KB build ended (``succeeded``, ``failed``, or ``reused`` when loaded)."""
+    """The KB build ended (``succeeded``, ``failed``, or ``reused`` when loaded).
+
+    ``note``: what the build did instead of the usual, said with its line (e.g. document
+    tokens counted as words offline), not a warning.
+    """
 
     unit_id: str
     knowledge_base_name: str
     status: str
     seconds: float
+    note: str | None = None
     t: float = 0.0
     kind: Literal["build_finished"] = "build_finished"
 

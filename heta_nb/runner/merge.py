@@ -111,6 +111,10 @@ def merge_reports(reports: Iterable[Any], *, report_id: str | None = None) -> Ev
         resumed=sum(_count(r, "resumed") for r in items),
         warnings=_merged_warnings([_warnings(r) for r in items], kb_names),
     )
+    notes = _merged_warnings([_warnings(r, "build_notes") for r in items], kb_names)
+    heta_nb_meta.pop("build_notes", None)
+    if notes:
+        heta_nb_meta["build_notes"] = notes
     heta_nb_meta.pop("executor", None)
     executors = [thaw(_info(r).get("executor")) for r in items]
     if any(e is not None for e in executors):  # where each shard ran (None: in its own process)
@@ -160,8 +164,9 @@ def _count(report: EvaluationReport, key: str) -> int:
     return value if type(value) is int else 0  # noqa: E721 - not bools
 
 
-def _warnings(report: EvaluationReport) -> list[str]:
-    warnings = _info(report).get("warnings")
+def _warnings(report: EvaluationReport, field: str = "warnings") -> list[str]:
+    """The report's ``metadata.heta_nb`` list of run warnings (or of build notes: ``field``)."""
+    warnings = _info(report).get(field)
     return [w for w in warnings if isinstance(w, str)] if isinstance(warnings, (list, tuple)) else []
 
 

@@ -141,6 +141,8 @@ class RecipeBuilder:
         self._unavailable_encodings: dict[str, str] = {}
         """tiktoken encodings that failed to load while building -> why (see :mod:`.tiktoken_guard`)."""
         self._warned_encodings: set[str] = set()
+        self.build_notes: list[str] = []
+        """What the builds did instead of the usual (tiktoken's fallback): said, not warned."""
 
     def recipe_manifest(self) -> dict[str, Any]:
         """``recipe.manifest().to_dict()``."""
@@ -313,7 +315,7 @@ class RecipeBuilder:
                     status = str(kb.run_record.status)
                 else:
                     status = "reused"
-        self._warn_unavailable_encodings()
+        note = self._note_unavailable_encodings()
         if status != "reused":  # the settings it was built with, for the next run's reuse check
             await store_parameters(self.objects, self._parameters_key(name), self.recipe)
         if self.query_engines is not None:
@@ -344,6 +346,7 @@ class RecipeBuilder:
                 knowledge_base_name=name,
                 status=status,
                 seconds=time.perf_counter() - started,
+                note=note,
                 t=self.clock(),
             )
         )
@@ -357,12 +360,15 @@ class RecipeBuilder:
             )
         return kb
 
-    def _warn_unavailable_encodings(self) -> None:
-        """Say once per run and encoding that Heta counted document tokens as words instead.
+    def _note_unavailable_encodings(self) -> str | None:
+        """The build's note when Heta counted document tokens as words (once per run and encoding).
 
-        The message names no KB, so that the shards of a run (each building other
-        units first) say the same thing, and a merge lists it once.
+        Not a warning: Heta takes this fallback itself, the scores do not depend on it and
+        the reader cannot act on it offline. The note ends the build's line and is kept in
+        the report (``metadata.heta_nb.build_notes``). It names no KB, so that the shards
+        of a run say the same thing and a merge lists it once.
         """
+        said = []
         for encoding, reason in self._unavailable_encodings.items():
             if encoding in self._warned_encodings:
                 continue
@@ -373,7 +379,9 @@ class RecipeBuilder:
                 encoding,
                 reason,
             )
-            self.emit(RunWarning(code="tiktoken_unavailable", message=tiktoken_message(encoding), t=self.clock()))
+            said.append(tiktoken_message(encoding))
+        self.build_notes.extend(said)
+        return "; ".join(said) or None
 
     async def _other_units_documents(self, document_keys: Sequence[str]) -> list[str]:
         """Benchmark documents of other run units that ``raw/`` already holds (Heta's KB reads them too)."""

@@ -29,11 +29,9 @@ __all__ = ["EncodingUnavailableError", "fail_fast_encodings", "tiktoken_message"
 
 
 def tiktoken_message(encoding: str) -> str:
-    """The run's one short line for an encoding that could not be loaded (the reason goes to the debug log)."""
-    return (
-        f"tiktoken's {shorten(encoding, 40)!r} encoding could not be loaded (offline?): "
-        "document tokens were counted as words, Heta's own fallback"
-    )
+    """The build's one short note for an encoding that could not be loaded (the reason goes to the debug log)."""
+    name = shorten(encoding, 40)
+    return f"document tokens counted as words, Heta's fallback: tiktoken's {name!r} is not available offline"
 
 
 class EncodingUnavailableError(RuntimeError):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -51,8 +54,8 @@ def test_the_demo_evaluation_does_not_block_the_event_loop(tmp_path: Path) -> No
     assert not [m for m in issued if "blocked the event loop" in m], issued
     assert not [m for m in kept if "blocked the event loop" in m], kept
     assert all(report.error_count == 0 for report in reports.values())
-    # offline, the build's tiktoken line is one short sentence without the download's exception
-    assert all(len(m) <= 160 and "Error" not in m for m in issued if "tiktoken" in m), issued
+    # offline, tiktoken's fallback is Heta's own and changes no score: a note on the build, not a warning
+    assert not [m for m in [*issued, *kept] if "tiktoken" in m], issued
 
 
 def test_run_demo_without_progress_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -75,3 +78,22 @@ def test_the_cli_demo_keeps_its_console_output(tmp_path: Path, capsys: pytest.Ca
     assert main(["demo", "-o", str(tmp_path / "output"), "--store", str(tmp_path / "store")]) == 0
     out = capsys.readouterr().out
     assert "== recipe 'small-chunks'" in out and "== mean scores" in out and "demo finished in" in out
+
+
+def test_make_demo_prints_no_warning(tmp_path: Path) -> None:
+    """``make demo`` runs ``python -m heta_nb demo``: on a fresh, offline machine it warns of nothing.
+
+    The demo's 6 unanswerable cases are labelled so (no gold by design: not a lint finding), and
+    tiktoken's offline fallback is a note on the build's line.
+    """
+    done = subprocess.run(
+        [sys.executable, "-m", "heta_nb", "demo", "-o", str(tmp_path / "out"), "--store", str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONWARNINGS": "default"},
+    )
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout + done.stderr
+    assert "Warning" not in shown and "warning" not in shown.lower(), shown
+    assert "demo finished in" in done.stdout
