@@ -93,6 +93,7 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
     assert elapsed < BUDGET_S[path.name]
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert_no_warning(notebook)
     html = "\n".join(o.get("data", {}).get("text/html", "") for o in outputs)
     if path.name == "01-quickstart.ipynb":
         assert 'data-testid="heta-report"' in html and 'data-testid="heta-comparison"' in html
@@ -172,6 +173,20 @@ def shown_text(cell: Any) -> str:
         if output.get("output_type") == "error":
             parts.append(f"{output.get('ename')}: {output.get('evalue')}")
     return "\n".join(parts)
+
+
+WARNING = re.compile(r"\bWarning\b|Warning:|warnings\.warn|DeprecationWarning|HetaRunWarning", re.I)
+"""Words of an output that say a warning was issued."""
+
+
+def assert_no_warning(notebook: Any) -> None:
+    """No cell shows a warning the reader did not cause (a tutorial's own lesson would be named here)."""
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        streamed = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stderr")
+        warned = [line for line in streamed.splitlines() if WARNING.search(line)]
+        assert not warned, (cell.source[:80], warned)
 
 
 def stdout(cell: Any) -> str:
