@@ -15,7 +15,15 @@ A writer killed mid-write (``kill -9``) leaves its ``.name.<8 hex>.tmp`` behind.
 POSIX each writer holds an ``flock`` on its temporary file until the file is published,
 and the kernel drops that lock when the process dies: :func:`stale_temporaries` finds
 the temporaries of a file that no live writer holds (and that are older than
-:data:`STALE_TEMP_S`), and :func:`remove_stale_temporaries` removes them.
+:data:`STALE_TEMP_S`), and :func:`remove_stale_temporaries` removes them. Every write
+does so first, for the file it writes: the next successful write cleans up after a
+killed one.
+
+Only a regular file is replaced (:func:`write_target`): a FIFO, a device, a socket or a
+symbolic link to one is refused with :class:`~heta_nb._util.fs.NotARegularFileError`
+before anything is written (``-o /dev/null --force`` run as root must not replace the
+machine's ``/dev/null``). A symbolic link to a regular file is written through, as a
+shell's ``>`` does: the file it leads to is replaced, the link stays.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from heta_nb._util.fs import refuse_not_regular
 
 try:
     import fcntl
@@ -47,6 +57,7 @@ __all__ = [
     "write_atomically",
     "write_atomically_stat",
     "write_chunks",
+    "write_target",
 ]
 
 
@@ -116,7 +127,10 @@ def write_atomically(path: str | os.PathLike[str], data: bytes | Sequence[bytes]
     With ``exclusive=True`` the write only creates: when ``path`` exists (or another
     writer creates it first) it raises ``FileExistsError`` and leaves it untouched.
     Missing parent folders are created; a ``path`` that is a folder raises
-    ``IsADirectoryError`` naming it.
+    ``IsADirectoryError`` naming it, one that is a FIFO, a device or a socket (or a link
+    to one) ``NotARegularFileError``, and nothing is written (see :func:`write_target`).
+    The stale temporary files of earlier writes of ``path`` that were killed are removed
+    first (see :func:`remove_stale_temporaries`).
     """
     target = Path(path)
     write_atomically_stat(target, data, exclusive=exclusive)
@@ -131,10 +145,12 @@ def write_atomically_stat(
     The result describes the bytes this call wrote (inode, size, ``st_mtime_ns``),
     even when another writer replaces the file right after.
     """
-    target = Path(path)
-    if target.is_dir():  # else the temporary file would be named in the error
-        raise IsADirectoryError(f"{target}: is a folder; give the path of the file to write")
+    target = write_target(path, exclusive=exclusive)
     target.parent.mkdir(parents=True, exist_ok=True)
+    try:  # what earlier writes of this file, killed mid-write, left behind
+        remove_stale_temporaries(target)
+    except OSError:
+        pass
     keep_mode = None if exclusive else _existing_mode(target)
     try:
         fd, tmp = _create_temp(target)
@@ -174,11 +190,44 @@ def write_atomically_stat(
     return written
 
 
+def write_target(path: str | os.PathLike[str], *, exclusive: bool = False) -> Path:
+    """The file a write of ``path`` replaces; raises when ``path`` is nothing a write may replace.
+
+    ``path`` itself when it does not exist or is a regular file; the regular file a
+    symbolic link leads to (written through, the link kept), unless ``exclusive``
+    (which never replaces anything). A dangling link is replaced, as before.
+
+    Raises:
+        IsADirectoryError: ``path`` is a folder (or a link to one).
+        NotARegularFileError: ``path`` is a FIFO, a device, a socket or a link to one;
+            nothing was written.
+    """
+    target = Path(path)
+    try:
+        info = os.stat(target)
+    except (OSError, ValueError):  # absent, a dangling link, or a name the open will refuse
+        return target
+    if stat.S_ISDIR(info.st_mode):  # else the temporary file would be named in the error
+        raise IsADirectoryError(f"{target}: is a folder; give the path of the file to write")
+    if not stat.S_ISREG(info.st_mode):
+        refuse_not_regular(info.st_mode, os.fspath(target), writing=True)
+    if not exclusive and target.is_symlink():
+        return Path(os.path.realpath(target))
+    return target
+
+
 def _publish(tmp: Path, target: Path, exclusive: bool) -> None:
     if exclusive:
         _publish_exclusively(tmp, target)
+        return
+    try:  # checked again just before the rename: a FIFO swapped in meanwhile is not replaced
+        info = os.lstat(target)
+    except FileNotFoundError:
+        pass
     else:
-        os.replace(tmp, target)
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode):
+            refuse_not_regular(info.st_mode, os.fspath(target), writing=True)
+    os.replace(tmp, target)
 
 
 def _naming(exc: OSError, target: Path) -> OSError:

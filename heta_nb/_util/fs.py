@@ -7,6 +7,11 @@ import os
 import stat
 from typing import Any, BinaryIO
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no O_NONBLOCK to clear
+    fcntl = None  # type: ignore[assignment]  # typeshed has fcntl everywhere
+
 from heta_nb._util.optional import require
 from heta_nb.errors import HetaNbError, ReportNotFoundError, StoreError
 
@@ -18,7 +23,10 @@ __all__ = [
     "default_max_bytes",
     "filesystem",
     "kind_of",
+    "open_regular",
+    "open_regular_file",
     "read_regular_file",
+    "refuse_not_regular",
     "read_url",
     "unusable_path_reason",
 ]
@@ -28,9 +36,7 @@ DEFAULT_MAX_BYTES = 4 * 1024**3
 MAX_BYTES_VARIABLE = "HETA_NB_MAX_BYTES"
 """The environment variable that changes the default limit (a number of bytes; the CLI has no option for it)."""
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-"""``O_NONBLOCK``: a path swapped for a FIFO after it was checked opens at once instead of waiting for a writer."""
-_NOFOLLOW_FLAGS = _OPEN_FLAGS | getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CHUNK = 1 << 24
 _SMALL = 1 << 20
 """Files smaller than this are read with ``os.read`` (no file object)."""
@@ -95,6 +101,71 @@ def _too_large(path: str, size: int, max_bytes: int, hint: str | None) -> FileTo
     return FileTooLargeError(errno.EFBIG, detail, path)
 
 
+def open_regular(
+    path: str | os.PathLike[str],
+    flags: int = os.O_RDONLY,
+    mode: int = 0o666,
+    *,
+    max_bytes: int | None = None,
+    hint: str | None = None,
+    follow: bool = True,
+) -> int:
+    """A descriptor of the regular file at ``path``: every file heta_nb opens goes through here.
+
+    The path is checked with ``stat`` (never blocks), then opened with ``O_NONBLOCK`` (a
+    path swapped for a FIFO meanwhile opens at once, or fails, instead of waiting for a
+    peer) and checked again with ``fstat``; anything but a regular file is refused before
+    a byte is read or written. ``flags`` may create or append (``O_CREAT | O_APPEND``...).
+
+    Args:
+        max_bytes: refuse a larger file, from its size alone (None: no bound here).
+        hint: how the caller's user raises ``max_bytes``, for the message.
+        follow: False: a symbolic link is not followed (``ELOOP``).
+
+    Raises:
+        IsADirectoryError, NotARegularFileError, FileTooLargeError, or the ``OSError``
+        of the open (``FileNotFoundError``...).
+    """
+    name = os.fspath(path)
+    try:
+        mode_now = (os.stat if follow else os.lstat)(name).st_mode
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    except ValueError as exc:  # a NUL character, a lone surrogate: no file can have that name
+        raise OSError(errno.EINVAL, f"not a usable file path ({unusable_path_reason(exc)})", name) from None
+    else:
+        if not stat.S_ISREG(mode_now):
+            refuse_not_regular(mode_now, name, writing=bool(flags & (os.O_WRONLY | os.O_RDWR)))
+    opened = flags | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(name, opened | (0 if follow else getattr(os, "O_NOFOLLOW", 0)), mode)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO without a reader, swapped in since the stat
+            refuse_not_regular(os.stat(name).st_mode, name, writing=True)
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # replaced since the stat
+            refuse_not_regular(info.st_mode, name, writing=bool(flags & (os.O_WRONLY | os.O_RDWR)))
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise _too_large(os.fsdecode(name), info.st_size, max_bytes, hint)
+        if _NONBLOCK and fcntl is not None:  # a regular file ignores it; cleared for whoever reads on
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular_file(
+    path: str | os.PathLike[str], *, max_bytes: int | None = None, hint: str | None = None
+) -> BinaryIO:
+    """:func:`open_regular` for reading, as a binary file object (``max_bytes`` None: :func:`default_max_bytes`)."""
+    limit = default_max_bytes() if max_bytes is None else max_bytes
+    return open(open_regular(path, max_bytes=limit, hint=hint), "rb")  # noqa: SIM115 - the caller closes it
+
+
 def read_regular_file(
     path: str | os.PathLike[str],
     *,
@@ -105,8 +176,9 @@ def read_regular_file(
     """The bytes of the regular file at ``path``, refusing anything else before reading it.
 
     A FIFO would block until a writer comes, ``/dev/zero`` never ends: only regular
-    files are read (symbolic links followed). A file larger than ``max_bytes`` is
-    refused from its size alone, and one that grows past it while read is stopped.
+    files are read (symbolic links followed), opened by :func:`open_regular`. A file
+    larger than ``max_bytes`` is refused from its size alone, and one that grows past
+    it while read is stopped.
 
     Args:
         path: the file.
@@ -129,20 +201,9 @@ def read_regular_file(
     name = os.fspath(path)
     if max_bytes is None:
         max_bytes = default_max_bytes()
+    fd = open_regular(name, max_bytes=max_bytes, hint=hint, follow=follow)
     try:
-        mode = (os.stat if follow else os.lstat)(name).st_mode  # never blocks, whatever the path is
-    except ValueError as exc:  # a NUL character, a lone surrogate: no file can have that name
-        raise OSError(errno.EINVAL, f"not a usable file path ({unusable_path_reason(exc)})", name) from None
-    if not stat.S_ISREG(mode):
-        _refuse(mode, name)
-    fd = os.open(name, _OPEN_FLAGS if follow else _NOFOLLOW_FLAGS)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):  # replaced since the stat
-            _refuse(info.st_mode, name)
-        size = info.st_size
-        if size > max_bytes:
-            raise _too_large(os.fsdecode(name), size, max_bytes, hint)
+        size = os.fstat(fd).st_size
         if size < _SMALL:  # one read, and one more to see the end (a sidecar, a small report)
             data = os.read(fd, size + 1)
             if len(data) == size and not os.read(fd, 1):
@@ -171,13 +232,21 @@ def _read_all(handle: BinaryIO, size: int, max_bytes: int, name: str, hint: str 
         total += len(chunk)
 
 
-def _refuse(mode: int, path: str | bytes) -> None:
-    """Raise the error for a path that is not a regular file (``IsADirectoryError`` for a directory)."""
+def refuse_not_regular(mode: int, path: str | bytes, *, writing: bool = False) -> None:
+    """Raise the error for a path that is not a regular file (``IsADirectoryError`` for a directory).
+
+    ``writing``: the message says the path is never written to (nor renamed over).
+    """
     text = os.fsdecode(path)
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, "is a directory", text)
     kind = kind_of(mode)
-    why = "not followed here" if stat.S_ISLNK(mode) else "not read (it could block or never end)"
+    if stat.S_ISLNK(mode):
+        why = "not followed here"
+    elif writing:
+        why = "never written to or replaced (only a regular file, or a link to one, is written)"
+    else:
+        why = "not read (it could block or never end)"
     raise NotARegularFileError(errno.EINVAL, f"not a regular file: it is {kind}, which is {why}", text)
 
 

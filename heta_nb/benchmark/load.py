@@ -4,10 +4,13 @@ for nested folders, compressed files and missing qrels splits), and its ``manife
 from __future__ import annotations
 
 import itertools
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from heta_nb._util.fs import kind_of
 from heta_nb.benchmark.formats.beir import load_beir
 from heta_nb.benchmark.formats.jsonl import load_jsonl_benchmark
 from heta_nb.benchmark.formats.multihop_rag import load_multihop_rag
@@ -75,6 +78,12 @@ def _detect(folder: Path, split: str) -> str:
         raise BenchmarkFormatError(
             f"{folder}: the folder matches several benchmark formats ({', '.join(found)}); pass format="
         )
+    for files in layouts.values():  # every file there, but one is a FIFO, a device...: say which, on one line
+        if all((folder / f).exists() for f in files):
+            for name in files:
+                mode = os.stat(folder / name).st_mode
+                if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                    raise BenchmarkFormatError(f"{folder}: {name}: not a regular file: it is {kind_of(mode)}")
     lines = [f"{folder}: no benchmark found. Looked for:"]
     for fmt, files in layouts.items():
         missing = [f for f in files if not (folder / f).is_file()]
@@ -99,7 +108,7 @@ def _folder_manifest(folder: Path, manifest: Any) -> BenchmarkManifest:
     if manifest is not None:
         return parse_manifest(manifest, "manifest")
     path = folder / "manifest.json"
-    if not path.is_file():
+    if not path.exists():  # a FIFO or a device is there: read_json says what it is
         raise BenchmarkFormatError(
             f"{folder}: a JSONL benchmark needs a manifest: pass manifest=BenchmarkManifest(name=..., "
             "version=..., split=..., task_type=...) or add a manifest.json to the folder"

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from heta_nb._util.fs import read_regular_file
 from heta_nb.model.json import heta_json_safe
 from heta_nb.model.report import BenchmarkManifest
 from heta_nb.model.summary import as_float
@@ -186,7 +187,7 @@ class BenchmarkDocument:
         if self.data is not None:
             return self.data
         if self.path is not None:
-            return self.path.read_bytes()
+            return read_regular_file(self.path)  # a regular file within the default limit, never a FIFO
         raise NotImplementedError(f"document {self.document_id}: source_uri documents must be downloaded first")
 
     def to_dict(self) -> dict[str, Any]:

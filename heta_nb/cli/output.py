@@ -65,14 +65,11 @@ def report(text: str) -> EvaluationReport:
 
 def refuse_html_export(text: str) -> None:
     """Refuse a local HTML page (``heta-nb html``'s output) given where a report.json was expected."""
-    import stat
-
+    from heta_nb._util.fs import open_regular_file
     from heta_nb.errors import ReportFormatError
 
     try:
-        if not stat.S_ISREG(os.stat(text).st_mode):  # a FIFO or a device would block the read: the loader refuses it
-            return
-        with open(text, "rb") as file:
+        with open_regular_file(text) as file:  # a FIFO or a device is refused here: the loader says so
             start = file.read(512)
     except (OSError, ValueError):  # not a local file: the loader says why
         return
@@ -263,11 +260,17 @@ def exists_error(path: str | os.PathLike[str]) -> FileExistsError:
 def check_output(
     output: str, *, force: bool, inputs: Sequence[str] = (), example: str = "report.html", reports: Sequence[Any] = ()
 ) -> None:
-    """Refuse to write over an input report, or over any existing file without --force."""
+    """Refuse to write over an input report, or over any existing file without --force.
+
+    A FIFO, a device or a socket (or a link to one) is never replaced, even with --force
+    (said here, before the work; the writer refuses it too).
+    """
+    from heta_nb._util.atomic import write_target
     from heta_nb.model.io import local_report_file
 
     if os.path.isdir(output):
         raise IsADirectoryError(f"{output}: is a folder; give the file to write (e.g. {os.path.join(output, example)})")
+    write_target(output)
     files = [*filter(None, map(local_report_file, inputs)), *_stored_files(inputs, reports)]
     for item in files:
         if _same_file(item, output):

@@ -39,6 +39,7 @@ except ImportError:  # pragma: no cover - Windows: checkpoints are not locked
     fcntl = None  # type: ignore[assignment]  # typeshed has fcntl everywhere
 
 from heta_nb._util.atomic import write_chunks
+from heta_nb._util.fs import NotARegularFileError, open_regular
 from heta_nb.errors import ReportInUseError
 from heta_nb.model.json import dumps_compact, to_json_value
 from heta_nb.model.report import EvaluationCaseResult
@@ -98,10 +99,10 @@ class CheckpointWriter:
         if self._local is not None:
             path = self._local.path(f"{self.prefix}/{CHECKPOINT_FILE}")
             path.parent.mkdir(parents=True, exist_ok=True)
-            # An unbuffered O_APPEND descriptor: each batch of lines reaches the kernel
-            # in one writev() as its cases finish, so it survives the process being killed.
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)  # no \r\n on Windows
-            fd = os.open(path, flags, 0o644)
+            # An unbuffered O_APPEND descriptor (also read, for its last byte): each batch of lines
+            # reaches the kernel in one writev() as its cases finish, so it survives the process being killed.
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)  # no \r\n on Windows
+            fd = open_regular(path, flags, 0o644)  # a FIFO or a device there is refused, never waited on
             try:
                 if not _lock(fd):  # before anything changes: another run may be writing it
                     raise self._in_use()
@@ -116,7 +117,7 @@ class CheckpointWriter:
             size = os.fstat(fd).st_size
             if size == 0:
                 write_chunks(fd, [line])
-            elif not _ends_a_line(path, size):  # a line torn by kill -9: end it, or the next one joins it
+            elif not _ends_a_line(fd, size):  # a line torn by kill -9: end it, or the next one joins it
                 write_chunks(fd, [b"\n"])
         else:
             if fresh:
@@ -217,10 +218,12 @@ def _lock(fd: int) -> bool:
     return True
 
 
-def _ends_a_line(path: Any, size: int) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(size - 1)
-        return handle.read(1) == b"\n"
+def _ends_a_line(fd: int, size: int) -> bool:
+    """Whether the last of the ``size`` bytes of the open checkpoint is a newline."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, 1, size - 1) == b"\n"
+    os.lseek(fd, size - 1, os.SEEK_SET)  # pragma: no cover - Windows; O_APPEND writes go to the end anyway
+    return os.read(fd, 1) == b"\n"  # pragma: no cover
 
 
 def _lines(store: ReportStore, prefix: str) -> Iterator[str]:
@@ -228,6 +231,8 @@ def _lines(store: ReportStore, prefix: str) -> Iterator[str]:
     blobs: list[bytes] = []
     try:
         blobs.append(backend.read(f"{prefix}/{CHECKPOINT_FILE}"))
+    except NotARegularFileError:  # a FIFO or a device: said, never waited on nor silently skipped
+        raise
     except (FileNotFoundError, OSError):
         pass
     parts = sorted(e.key for e in backend.list_prefix(f"{prefix}/{PARTS_DIR}") if e.key.endswith(".jsonl"))

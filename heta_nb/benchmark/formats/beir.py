@@ -228,7 +228,7 @@ def load_beir(
     split_id = _beir_id(split, "split")
     corpus_path, queries_path = root / "corpus.jsonl", root / "queries.jsonl"
     qrels_path = root / "qrels" / f"{split_id}.tsv"
-    missing = [file_label(p, root) for p in (corpus_path, queries_path, qrels_path) if not p.is_file()]
+    missing = [file_label(p, root) for p in (corpus_path, queries_path, qrels_path) if not p.exists()]
     if missing:
         raise FileNotFoundError(f"{root}: BEIR dataset is missing {', '.join(missing)}")
     manifest = _beir_manifest(dataset_id, split_id)

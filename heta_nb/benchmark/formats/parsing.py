@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -12,8 +13,15 @@ import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from heta_nb._util.fs import (
+    FileTooLargeError,
+    NotARegularFileError,
+    default_max_bytes,
+    open_regular_file,
+    read_regular_file,
+)
 from heta_nb._util.text import listing
 from heta_nb.benchmark.records import BenchmarkEvidence
 from heta_nb.errors import BenchmarkFormatError
@@ -21,6 +29,7 @@ from heta_nb.model.json import json_type_name
 from heta_nb.model.report import BenchmarkManifest
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "BenchmarkDataWarning",
     "StrPath",
     "chosen_evaluators",
@@ -30,10 +39,12 @@ __all__ = [
     "jsonl_rows",
     "key_segment",
     "object_field",
+    "open_benchmark_file",
     "parse_answers",
     "parse_evidence",
     "parse_evidence_list",
     "parse_manifest",
+    "read_benchmark_file",
     "read_json",
     "read_json_array",
     "read_lines",
@@ -195,11 +206,43 @@ def require_rows(items: Sequence[Any], label: str, what: str) -> None:
 # --------------------------------------------------------------------------------------
 # reading files
 # --------------------------------------------------------------------------------------
+#: The longest line a JSONL or TSV benchmark file may hold (a document's text or base64 data
+#: included); a longer one is refused after reading this much of it, never as a whole.
+MAX_LINE_BYTES = 256 * 1024**2
+
+
 def _check_file(path: Path, label: str) -> None:
     if not path.exists():
         raise FileNotFoundError(f"{label}: no such file ({path})")
-    if not path.is_file():
+    if path.is_dir():  # a FIFO, a device...: open_regular_file says what it is
         raise BenchmarkFormatError(f"{label}: is not a file ({path})")
+
+
+@contextlib.contextmanager
+def _refused_as_format_error(label: str) -> Iterator[None]:
+    """A file that is not regular or too large, as a :class:`BenchmarkFormatError` naming ``label``."""
+    try:
+        yield
+    except (NotARegularFileError, FileTooLargeError) as exc:
+        raise BenchmarkFormatError(f"{label}: {exc.strerror}") from None
+
+
+def open_benchmark_file(path: Path, label: str) -> BinaryIO:
+    """The benchmark file at ``path`` opened for reading: a regular file within :func:`default_max_bytes`.
+
+    (The same limit as ``load_report``'s ``max_bytes``; a FIFO, a device or a larger
+    file is refused before a byte is read.)
+    """
+    _check_file(path, label)
+    with _refused_as_format_error(label):
+        return open_regular_file(path, max_bytes=default_max_bytes())
+
+
+def read_benchmark_file(path: Path, label: str) -> bytes:
+    """The bytes of a benchmark file (see :func:`open_benchmark_file`)."""
+    _check_file(path, label)
+    with _refused_as_format_error(label):
+        return read_regular_file(path, max_bytes=default_max_bytes())
 
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -218,9 +261,17 @@ def read_lines(path: Path, label: str) -> Iterator[tuple[int, str]]:
     Unlike ``str.splitlines`` this keeps U+2028 and other "line separators" that are
     legal inside JSON strings.
     """
-    _check_file(path, label)
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
+    limit = default_max_bytes()
+    total = 0
+    with open_benchmark_file(path, label) as handle:
+        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(raw) - raw.endswith(b"\n") > MAX_LINE_BYTES:
+                raise BenchmarkFormatError(
+                    f"{label}:{number}: the line is longer than {MAX_LINE_BYTES:,} bytes (the longest a line may be)"
+                )
+            total += len(raw)
+            if total > limit:  # it grew while read
+                raise BenchmarkFormatError(f"{label}: the file grew past the limit of {limit:,} bytes while read")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -302,8 +353,7 @@ def jsonl_rows(path: Path, label: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def read_json(path: Path, label: str) -> Any:
     """A whole JSON file (strict UTF-8, BOM allowed); errors give line and column."""
-    _check_file(path, label)
-    raw = path.read_bytes()
+    raw = read_benchmark_file(path, label)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
