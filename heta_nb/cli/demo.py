@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from heta_nb._util.fs import open_regular_file
 from heta_nb.cli.args import text_arg
 from heta_nb.cli.command import Command
 from heta_nb.errors import HetaNbError
@@ -86,7 +87,7 @@ def _from_a_demo(path: str) -> bool:
     """Whether ``path`` looks like an output of an earlier demo (which the demo replaces)."""
     markers = {".html": b'<meta name="generator" content="heta_nb', ".ipynb": b'"generated_by": "heta_nb'}
     try:
-        with open(path, "rb") as handle:
+        with open_regular_file(path, max_bytes=1 << 62) as handle:  # a FIFO or a device is no demo output
             data = handle.read(16 << 20)
     except OSError:
         return False

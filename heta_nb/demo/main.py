@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from heta_nb._util.atomic import write_atomically
 from heta_nb.demo.settings import DEMO_EVALUATORS, DEMO_MODES, RECIPE_CHUNKS, load_benchmark
 
 __all__ = ["DemoResult", "run_demo"]
@@ -109,7 +110,7 @@ def _write_outputs(result: DemoResult, output_dir: Path) -> None:
     result.outputs["notebook"] = output_dir / "report.ipynb"
     for name, report in result.reports.items():
         path = output_dir / f"{name}.summary.csv"
-        report.summary_frame().to_csv(path, index=False)
+        write_atomically(path, report.summary_frame().to_csv(index=False).encode("utf-8"))
         result.outputs[f"{name} summary"] = path
 
 

@@ -26,12 +26,13 @@ import hashlib
 import os
 import secrets
 import socket
-import stat
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from heta_nb._util.fs import NotARegularFileError, open_regular
 
 __all__ = ["CACHE_MODES", "CacheMissError", "JudgeCache", "cache_key", "default_cache_folder", "key_prefix"]
 
@@ -123,12 +124,11 @@ class JudgeCache:
             path = self.folder / name
             offset = self._offsets.get(name, 0)
             try:
-                with open(path, "rb") as handle:
-                    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                        continue
+                # a FIFO or a device is refused, never waited on; no size bound (a big cache is still the cache)
+                with open(open_regular(path), "rb") as handle:
                     handle.seek(offset)
                     data = handle.read()
-            except (FileNotFoundError, IsADirectoryError, PermissionError):
+            except (FileNotFoundError, IsADirectoryError, PermissionError, NotARegularFileError):
                 continue
             end = data.rfind(b"\n")
             if end < 0:

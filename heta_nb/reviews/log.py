@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from heta_nb._util.fs import NotARegularFileError, open_regular, read_regular_file
 from heta_nb.store.names import safe_slug
 
 __all__ = ["VERDICTS", "Review", "ReviewLog", "verdict_value"]
@@ -167,12 +167,10 @@ class ReviewLog:
         for reviewer, mine in by_reviewer.items():
             path = self.file_of(reviewer)
             data = b"".join(orjson.dumps(r.record()) + b"\n" for r in mine)
-            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)  # (read: its last byte)
-            fd = os.open(path, flags, 0o666)
+            # (read: its last byte); a FIFO or a device there is refused, never waited on
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666, follow=False)
             try:
                 info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode):
-                    raise OSError(f"{path}: not a regular file")
                 if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
                     data = b"\n" + data  # the last line was cut short: start on a line of our own
                 view = memoryview(data)
@@ -194,11 +192,8 @@ class ReviewLog:
 
     def _read(self, path: Path) -> Iterator[Review]:
         try:
-            with open(path, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    return
-                data = handle.read()
-        except OSError:
+            data = read_regular_file(path)
+        except (FileNotFoundError, IsADirectoryError, NotARegularFileError):  # gone, or not a review file
             return
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":

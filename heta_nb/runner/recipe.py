@@ -485,8 +485,8 @@ def _document_bytes(document: Any) -> bytes:
     if data is not None:
         return bytes(data)
     path = getattr(document, "path", None)
-    if path is not None:
-        from pathlib import Path
+    if path is not None:  # a regular file within the size bound (a FIFO would hang the build)
+        from heta_nb._util.fs import read_regular_file
 
-        return Path(path).read_bytes()
+        return read_regular_file(path)
     raise NotImplementedError(f"document {getattr(document, 'document_id', '?')}: source_uri documents cannot be read")

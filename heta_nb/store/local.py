@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from heta_nb._util.atomic import write_atomically
-from heta_nb._util.fs import default_max_bytes, kind_of, read_regular_file, unusable_path_reason
+from heta_nb._util.fs import default_max_bytes, kind_of, open_regular, read_regular_file, unusable_path_reason
 from heta_nb.errors import StoreError, UnsafeNameError
 from heta_nb.store.backend import Entry
 from heta_nb.store.errors import StoreNotADirectoryError, StoreNotFoundError
@@ -96,7 +96,8 @@ class LocalBackend:
     def append(self, key: str, data: bytes) -> None:
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("ab") as handle:
+        fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        with open(fd, "ab") as handle:
             handle.write(data)
 
     def exists(self, key: str) -> bool:
