@@ -3,8 +3,11 @@
 Each function logs into ``run_id`` when given, else into the active run, else into a new
 run of the current experiment that it ends again; it returns the run's id. Metric keys are
 ``metric/mode`` (``ndcg_at_5/full_text_search``: MLflow refuses ``@``, so it is written
-``_at_``; ``heta_nb/metric_names.json`` maps every key back to its metric). ``prefix``
-puts everything under one name (two reports in one run: ``prefix="small"``).
+``_at_``; :mod:`heta_nb.integrations.names` makes every key, unique and valid, from the
+untrusted names). ``heta_nb/metric_names.json`` maps every key back to its metric, and every
+other key that is not its name as given (a hash added, a character mapped) to that name.
+All keys are checked before anything is logged. ``prefix`` puts everything under one name
+(two reports in one run: ``prefix="small"``).
 
 The numbers are the report's :class:`~heta_nb.model.summary.MetricSummary`, as every other
 view shows them: ``metric/mode`` is the headline (:attr:`~MetricSummary.shown`, the mean of
@@ -21,13 +24,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.optional import require
 from heta_nb._version import __version__
-from heta_nb.integrations.names import MAX_VALUE, flatten, param_value, status_key, tracker_key
+from heta_nb.integrations.names import (
+    KeyBook,
+    Name,
+    check_keys,
+    flatten,
+    is_number,
+    param_value,
+    renamed,
+    shorten_name,
+    tracker_key,
+)
 from heta_nb.llm_judges.totals import judge_totals
 from heta_nb.model.io import load_report
 from heta_nb.model.summary import RECORD_KEYS
@@ -45,6 +57,7 @@ _KB_RUNTIME = ("artifacts", "run_record", "recipe", "created_at", "updated_at")
 """KB manifest keys that record a build, not a setting (the recipe is logged from ``recipe_manifest``)."""
 _BATCH = 100
 _COMPARED = ("ci_low", "ci_high", "p_value", "p_adjusted", "mean", "baseline_mean", "n", "wins", "ties", "losses")
+_SETTINGS = ("resamples", "confidence", "seed", "alpha", "correction", "include_skipped")
 _CHECKED = ("diff", "ci_low", "ci_high", "p_adjusted", "new_mean", "baseline_mean", "n")
 _LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
 """The run tag MLflow's ``log_table`` lists its tables in (how the UI knows a JSON file is a table)."""
@@ -129,32 +142,9 @@ def _log_tables(client: Any, run_id: str, tables: Mapping[str, Any]) -> None:
         client.set_tag(run_id, _LOGGED_ARTIFACTS, json.dumps(listed + missing))
 
 
-class _Keys:
-    """Tracker keys under a prefix, remembering which metric each key stands for."""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self.names: dict[str, str] = {}
-
-    def __call__(self, *parts: str, metric: str | None = None) -> str:
-        key = tracker_key(self.prefix, *parts)
-        if metric is not None:
-            self.names[key] = metric
-        return key
-
-    def status(self, base: str, metric: str) -> str:
-        """The tag key that says why ``base`` (a metric key) has no number."""
-        key = status_key(base)
-        self.names[key] = metric
-        return key
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _finite(items: Iterable[tuple[str, Any]]) -> dict[str, float]:
-    return {key: float(value) for key, value in items if _number(value)}
+def _folder(prefix: str) -> str:
+    """The artifact folder: ``heta_nb``, or ``heta_nb/PREFIX`` (the prefix made a safe path)."""
+    return tracker_key(ARTIFACTS, prefix)
 
 
 def report_params(report: EvaluationReport, prefix: str = "") -> dict[str, str]:
@@ -167,33 +157,34 @@ def report_params(report: EvaluationReport, prefix: str = "") -> dict[str, str]:
     Returns:
         ``{key: text}``, keys valid for MLflow, values at most 500 characters.
     """
-    key = _Keys(prefix)
-    params: dict[str, str] = {
-        key("report_id"): param_value(report.report_id),
-        key("knowledge_base_name"): param_value(report.knowledge_base_name),
-        key("benchmark.name"): param_value(report.benchmark.name),
-        key("benchmark.version"): param_value(report.benchmark.version),
-        key("benchmark.split"): param_value(report.benchmark.split),
-        key("benchmark.task_type"): param_value(report.benchmark.task_type),
-        key("query_modes"): param_value(list(report.modes)),
-        key("schema_version"): param_value(report.schema_version),
-    }
+    return _params(report, prefix)[0]
+
+
+def _params(report: EvaluationReport, prefix: str) -> tuple[dict[str, str], dict[str, str]]:
+    """:func:`report_params` and the keys that are not their names (:func:`_renamed`)."""
+    book = KeyBook(prefix)
+    bench = report.benchmark
+    fixed: dict[str, Any] = {"report_id": report.report_id, "knowledge_base_name": report.knowledge_base_name}
+    fixed.update({f"benchmark.{k}": getattr(bench, k) for k in ("name", "version", "split", "task_type")})
+    fixed.update(query_modes=list(report.modes), schema_version=report.schema_version)
+    given = {book.dotted(name): param_value(value) for name, value in fixed.items()}  # first: they keep their keys
     settings = report.metadata.get("heta_nb")
     if isinstance(settings, Mapping):
         for name in ("top_k", "evaluators", "concurrency", "timeout_s", "retries", "trace", "status", "version"):
             if name in settings:
-                params[key(f"run.{name}")] = param_value(settings[name])
+                given[book("run", name, sep=".")] = param_value(settings[name])
         options = settings.get("query_options")
         if isinstance(options, Mapping):
-            for name, value in flatten(options, "run.query_options"):
-                params[key(name)] = value
-    for name, value in flatten(report.recipe_manifest, "recipe"):
-        params[key(name)] = value
+            for parts, value in flatten(options, ("run", "query_options")):
+                given[book(*parts, sep=".")] = value
+    for parts, value in flatten(report.recipe_manifest, ("recipe",)):
+        given[book(*parts, sep=".")] = value
     for index, manifest in enumerate(report.knowledge_base_manifests):
-        base = "kb" if len(report.knowledge_base_manifests) == 1 else f"kb.{index}"
-        for name, value in flatten(manifest, base, skip=_KB_RUNTIME):
-            params[key(name)] = value
-    return params
+        base = ("kb",) if len(report.knowledge_base_manifests) == 1 else ("kb", str(index))
+        for parts, value in flatten(manifest, base, skip=_KB_RUNTIME):
+            given[book(*parts, sep=".")] = value
+    keys = book.keys()
+    return {keys[name]: value for name, value in given.items()}, renamed(keys)
 
 
 def report_metrics(
@@ -222,33 +213,34 @@ def report_metrics(
         ``(metrics, tags, names)``: finite values by key, status tags by key, and the metric
         each ``metric/mode`` key and status tag stands for.
     """
-    key = _Keys(prefix)
-    items: list[tuple[str, Any]] = []
-    tags: dict[str, str] = {}
+    book = KeyBook(prefix)
+    items: list[tuple[Name, Any]] = []
+    status: list[tuple[Name, str]] = []
+    metric_of: dict[Name, str] = {}
     for s in report.metric_summaries():
-        base = key(s.metric, s.mode, metric=s.metric)
-        status = s.status
-        if status == "scored":
+        base = book(s.metric, s.mode)
+        metric_of[base] = s.metric
+        if s.status == "scored":
             low, high = s.shown_ci
-            items += [(base, s.shown), (f"{base}/n", s.shown_n), (f"{base}/ci_low", low), (f"{base}/ci_high", high)]
-            items.append((f"{base}/heta_mean", s.heta_mean))
+            items += [(base, s.shown), (base / "n", s.shown_n), (base / "ci_low", low), (base / "ci_high", high)]
+            items.append((base / "heta_mean", s.heta_mean))
         else:
-            tags[key.status(base, s.metric)] = f"{status}: {s.reason}" if s.reason else status
-        if status != "n/a":
-            items += [(f"{base}/{field}", getattr(s, field)) for field in ("errors", "skipped", "evaluator_errors")]
-    items += [(key("cases"), report.case_count), (key("errors"), report.error_count)]
+            status.append((base, f"{s.status}: {s.reason}" if s.reason else s.status))
+        if s.status != "n/a":
+            items += [(base / field, getattr(s, field)) for field in ("errors", "skipped", "evaluator_errors")]
+    items += [(book("cases"), report.case_count), (book("errors"), report.error_count)]
     if report.duration_s is not None:
-        items.append((key("duration_s"), report.duration_s))
+        items.append((book("duration_s"), report.duration_s))
     for total in judge_totals(report).values():  # the one sum of the judges' usage
-        base = key("judge", total.name)
+        base = book("judge", total.name)
         items += [
-            (f"{base}/{field}", getattr(total, field)) for field in ("calls", "cached_calls", "tokens_in", "tokens_out")
+            (base / field, getattr(total, field)) for field in ("calls", "cached_calls", "tokens_in", "tokens_out")
         ]
         if total.cost_unknown:
-            tags[status_key(f"{base}/cost")] = f"cost {total.cost_text}"
+            status.append((base / "cost", f"cost {total.cost_text}"))
         else:
-            items.append((f"{base}/cost", total.cost))
-    return _finite(items), tags, key.names
+            items.append((base / "cost", total.cost))
+    return book.resolve(items, status, metric_of)
 
 
 def benchmark_dataset(report: EvaluationReport) -> dict[str, str]:
@@ -326,10 +318,12 @@ def log_report(
         ValueError: The run already has one of these params or metrics with another value.
     """
     loaded = load_report(report)
-    folder = "/".join(p for p in (ARTIFACTS, prefix) if p)
+    folder = _folder(prefix)
     metrics, tags, names = report_metrics(loaded, prefix)
-    params = report_params(loaded, prefix)
+    params, renamed = _params(loaded, prefix)
+    names = {**{k: v for k, v in renamed.items() if k not in names}, **names}
     tags = {"heta_nb.version": __version__, tracker_key("heta_nb.report_id", prefix): loaded.report_id, **tags}
+    check_keys(params=params, metrics=metrics, tags=tags, artifacts=[folder])
     with _run(run_id, loaded.report_id) as (client, rid):
         _refuse_changes(client, rid, params, metrics)
         _log_dataset(client, rid, loaded)
@@ -353,7 +347,7 @@ def log_report(
 def _untested(verdict: str, reason: str, number: Any) -> str:
     """The text logged instead of the numbers of a row not tested (verdict or reason ``"n/a: ..."``)
     or without a number (its verdict, with the reason), else ``""``."""
-    if not verdict.startswith("n/a") and _number(number):
+    if not verdict.startswith("n/a") and is_number(number):
         return ""
     if not reason:
         return verdict or "n/a"
@@ -382,31 +376,33 @@ def log_comparison(comparison: Comparison, run_id: str | None = None, *, prefix:
     Raises:
         ValueError: The run already has one of these params or metrics with another value.
     """
-    key = _Keys(prefix)
-    folder = "/".join(p for p in (ARTIFACTS, prefix) if p)
+    folder = _folder(prefix)
+    settings = {name: getattr(comparison, name) for name in ("baseline", "systems", "metrics", *_SETTINGS)}
     params = {
-        key("comparison.baseline"): param_value(comparison.baseline),
-        key("comparison.systems"): param_value(list(comparison.systems)),
-        key("comparison.metrics"): param_value(list(comparison.metrics)),
+        tracker_key(prefix, f"comparison.{k}"): param_value(list(v) if k in ("systems", "metrics") else v)
+        for k, v in settings.items()
     }
-    for name in ("resamples", "confidence", "seed", "alpha", "correction", "include_skipped"):
-        params[key(f"comparison.{name}")] = param_value(getattr(comparison, name))
-    items: list[tuple[str, Any]] = []
-    tags = {"heta_nb.version": __version__}
+    book = KeyBook(prefix)
+    items: list[tuple[Name, Any]] = []
+    status: list[tuple[Name, str]] = []
+    metric_of: dict[Name, str] = {}
     for row in comparison.summary_rows():
-        base = key("compare", row["metric"], row["system"], metric=row["metric"])
+        base = book("compare", row["metric"], row["system"])
+        metric_of[base] = row["metric"]
         text = _untested(str(row.get("verdict") or ""), "", row.get("mean_diff"))
         if text:
-            tags[key.status(base, row["metric"])] = text
+            status.append((base, text))
             continue
-        items += [(f"{base}/diff", row.get("mean_diff")), (f"{base}/mdd", row.get("min_detectable_difference"))]
-        items += [(f"{base}/{field}", row.get(field)) for field in _COMPARED]
-    metrics = _finite(items)
+        items += [(base / "diff", row.get("mean_diff")), (base / "mdd", row.get("min_detectable_difference"))]
+        items += [(base / field, row.get(field)) for field in _COMPARED]
+    metrics, tags, names = book.resolve(items, status, metric_of)
+    tags["heta_nb.version"] = __version__
+    check_keys(params=params, metrics=metrics, tags=tags, artifacts=[folder])
     name = f"compare {' vs '.join(comparison.systems)}"
     with _run(run_id, shorten_name(name)) as (client, rid):
         _refuse_changes(client, rid, params, metrics)
         _send(client, rid, params, metrics, tags)
-        client.log_dict(rid, key.names, f"{folder}/comparison_metric_names.json")
+        client.log_dict(rid, names, f"{folder}/comparison_metric_names.json")
         if comparison.warnings or comparison.notes:
             client.log_text(
                 rid, "\n".join([*comparison.warnings, *comparison.notes]) + "\n", f"{folder}/comparison_notes.txt"
@@ -440,54 +436,58 @@ def log_check(result: CheckResult, run_id: str | None = None, *, prefix: str = "
     Raises:
         ValueError: The run already has one of these params or metrics with another value.
     """
-    key = _Keys(prefix)
-    folder = "/".join(p for p in (ARTIFACTS, prefix) if p)
+    folder = _folder(prefix)
     settings = result.settings
-    params = {
-        key("check.new"): param_value(result.new["report_id"]),
-        key("check.baseline"): param_value(result.baseline["report_id"]),
+    book = KeyBook(prefix)
+    given = {
+        book.dotted("check.new"): result.new["report_id"],
+        book.dotted("check.baseline"): result.baseline["report_id"],
     }
-    for name in ("alpha", "confidence", "resamples", "seed", "correction", "include_skipped", "max_new_errors"):
-        params[key(f"check.{name}")] = param_value(settings.get(name))
-    for name, value in flatten(settings["thresholds"], "check"):
-        params[key(name)] = value
-    items: list[tuple[str, Any]] = [
-        (key("check", "exit_code"), result.exit_code),
-        (key("check", "regressions"), len(result.regressions)),
-        (key("check", "flipped_broke"), sum(1 for c in result.flips if c.kind == "broke")),
-        (key("check", "flipped_fixed"), sum(1 for c in result.flips if c.kind == "fixed")),
+    given.update({book.dotted(f"check.{name}"): settings.get(name) for name in (*_SETTINGS, "max_new_errors")})
+    given = {name: param_value(value) for name, value in given.items()}
+    given.update({book(*parts, sep="."): value for parts, value in flatten(settings["thresholds"], ("check",))})
+    keys = book.keys()
+    params = {keys[name]: value for name, value in given.items()}
+    book = KeyBook(prefix)
+    items: list[tuple[Name, Any]] = [
+        (book("check", "exit_code"), result.exit_code),
+        (book("check", "regressions"), len(result.regressions)),
+        (book("check", "flipped_broke"), sum(1 for c in result.flips if c.kind == "broke")),
+        (book("check", "flipped_fixed"), sum(1 for c in result.flips if c.kind == "fixed")),
     ]
-    tags = {
-        tracker_key("heta_nb.check.verdict", prefix): result.verdict,
-        tracker_key("heta_nb.check.ok", prefix): str(result.ok).lower(),
-        "heta_nb.version": __version__,
-    }
+    status: list[tuple[Name, str]] = []
+    metric_of: dict[Name, str] = {}
     for row in result.rows:
-        base = key("check", row.metric, row.mode, metric=row.metric)
+        base = book("check", row.metric, row.mode)
+        metric_of[base] = row.metric
         text = _untested(str(row.verdict or ""), str(getattr(row, "reason", "") or ""), getattr(row, "diff", None))
         if text:
-            tags[key.status(base, row.metric)] = text
+            status.append((base, text))
             continue
-        items += [(f"{base}/{field}", getattr(row, field, None)) for field in _CHECKED]
-        items.append((f"{base}/mdd", getattr(row, "min_detectable_difference", None)))
-    metrics = _finite(items)
+        items += [(base / field, getattr(row, field, None)) for field in _CHECKED]
+        items.append((base / "mdd", getattr(row, "min_detectable_difference", None)))
+    metrics, tags, names = book.resolve(items, status, metric_of)
+    tags.update(
+        {
+            tracker_key("heta_nb.check.verdict", prefix): result.verdict,
+            tracker_key("heta_nb.check.ok", prefix): str(result.ok).lower(),
+            "heta_nb.version": __version__,
+        }
+    )
+    names.update({k: v for k, v in renamed(keys).items() if k not in names})
+    check_keys(params=params, metrics=metrics, tags=tags, artifacts=[folder])
     with _run(run_id, shorten_name(f"check {result.new['report_id']} vs {result.baseline['report_id']}")) as (
         client,
         rid,
     ):
         _refuse_changes(client, rid, params, metrics)
         _send(client, rid, params, metrics, tags)
-        client.log_dict(rid, key.names, f"{folder}/check_metric_names.json")
+        client.log_dict(rid, names, f"{folder}/check_metric_names.json")
         client.log_text(rid, result.to_markdown(), f"{folder}/check.md")
         client.log_text(rid, result.to_json(), f"{folder}/check.json")
         client.log_text(rid, result.to_junit(), f"{folder}/check.xml")
         _log_tables(client, rid, {f"{folder}/check_rows.json": result.frame()})
     return rid
-
-
-def shorten_name(name: str) -> str:
-    """A run name MLflow shows whole (at most 250 characters)."""
-    return name if len(name) <= MAX_VALUE // 2 else name[: MAX_VALUE // 2 - 1] + "…"
 
 
 def _table(frame: Any) -> Any:

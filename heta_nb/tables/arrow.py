@@ -23,8 +23,11 @@ named like an identity column: its values are in the ``scores`` table.)
 Columns otherwise keep their types: text as strings, ``status`` and ``kind`` as
 dictionaries (pandas categories), counts as int64, numbers as float64, booleans as
 (nullable) booleans. A column that mixes kinds (``scores.value``: numbers, bools and
-text; a score column mixing text and numbers) is stored as JSON text and decoded by
-:func:`read_parquet`.
+text; a score column mixing text and numbers) is stored as JSON text (``large_string``,
+with rows or without) and decoded by :func:`read_parquet`. No number is rounded: a score
+column holding an integer beyond 2**53 is int64 when all its values are integers within
+int64, else JSON text (an integer beyond int64, or ints mixed with floats), read back as
+the exact Python ints; ``scores.value`` is JSON text, exact however large.
 
 No number is null, in all three tables: a float that is NaN in the frame (a case without
 that score, text's ``numeric``, a NaN score value, and in ``summary`` the ``mean`` and
@@ -50,7 +53,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from heta_nb._util.atomic import write_atomically
+from heta_nb._util.atomic import write_atomically, write_target
 from heta_nb._util.fs import filesystem, read_regular_file, read_url
 from heta_nb._util.optional import require
 from heta_nb._version import __version__
@@ -186,6 +189,9 @@ def to_arrow(report: EvaluationReport, table: str = "cases") -> pa.Table:
             f"report {report.report_id!r}: the {table} table holds text Parquet cannot store "
             f"(a lone surrogate, which UTF-8 cannot encode: {exc.object[exc.start : exc.end]!r})"
         ) from None
+    for name in json_columns:  # one type, with rows or without (a 0-case report's column is all null)
+        at = arrow.schema.get_field_index(name)
+        arrow = arrow.set_column(at, pa.field(name, pa.large_string()), arrow.column(at).cast(pa.large_string()))
     meta: dict[str, Any] = {
         "table": table,
         **identity,
@@ -326,6 +332,9 @@ def to_parquet(
         for _, file in files:
             if file.exists():
                 raise _exists(file)
+    for _, file in files:  # a FIFO or a device among them: refused before any table is written
+        if file.fs is None:
+            write_target(file.path)
     blobs = []
     for name, _ in files:  # every table built before any is written: an error leaves no half folder
         sink = pa.BufferOutputStream()
@@ -336,6 +345,17 @@ def to_parquet(
         file.write(data, exclusive=not overwrite)
         written.append(file.result())
     return written
+
+
+def _decoded(column: Any) -> Any:
+    """A JSON text column as Python objects, one by one (``Series.map`` would make ints and floats
+    one float64 column, rounding an integer beyond 2**53); missing (None, or a string dtype's NaN) is None."""
+    import numpy as np
+
+    out = np.empty(len(column), dtype=object)
+    for at, text in enumerate(column.astype(object).tolist()):
+        out[at] = json.loads(text) if isinstance(text, str) else None
+    return out
 
 
 def _read_one(place: _Place, parquet: Any, max_bytes: int | None) -> pd.DataFrame:
@@ -353,7 +373,7 @@ def _read_one(place: _Place, parquet: Any, max_bytes: int | None) -> pd.DataFram
     json_columns = identity.get("json_columns", [])
     for name in json_columns if isinstance(json_columns, list) else []:
         if name in frame.columns:
-            frame[name] = frame[name].map(lambda v: None if v is None else json.loads(v)).astype(object)
+            frame[name] = _decoded(frame[name])
     if identity:
         frame.attrs["heta_nb"] = dict(identity)
         if identity.get("table") == "summary" and isinstance(identity.get("confidence"), (int, float)):

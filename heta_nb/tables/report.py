@@ -17,7 +17,7 @@ from heta_nb.model.summary import RECORD_KEYS
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from heta_nb.model.columns import ReportColumns
+    from heta_nb.model.columns import MetricColumn
 
 __all__ = ["CASE_COLUMNS", "SUMMARY_COLUMNS", "cases_frame", "scores_frame", "summary_frame"]
 
@@ -43,6 +43,9 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
     then one column per score name holding the score's value (float for numbers,
     nullable boolean for bools, text for string scores; missing for errors, and for a
     score whose evaluator raised, whose ``"error"`` value is in :func:`scores_frame`).
+    A number column never rounds: one holding an integer beyond 2**53 (which a float64
+    cannot hold) is nullable ``Int64`` when all its values are integers within int64, else
+    Python objects holding the exact numbers (beyond int64, or ints mixed with floats).
     Text columns have pandas' string dtype even when empty or all missing; text that
     UTF-8 cannot hold (a lone surrogate) reads U+FFFD there.
 
@@ -75,7 +78,7 @@ def cases_frame(report: EvaluationReport) -> pd.DataFrame:
         "unit": _text(units[columns.unit], text, pd),
     }
     for name in columns.metrics:
-        data[name] = _score_column(columns, name, pd, np)
+        data[name] = _score_column(report, name, pd, np)
     return frame_of(data, copy=False)
 
 
@@ -89,9 +92,47 @@ def _text(values: Any, dtype: Any, pd: Any) -> Any:
     return text_array(values, dtype)
 
 
-def _score_column(columns: ReportColumns, name: str, pd: Any, np: Any) -> Any:
+_EXACT = 2**53
+"""Integers up to this size are exact as float64; a larger one is read back from the report."""
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _raw_values(report: EvaluationReport, column: MetricColumn, entries: Any, np: Any) -> Any:
+    """``column.raw_values(entries)``, with every integer a float64 cannot hold (beyond 2**53) read
+    from the report itself, so it is the exact integer the report holds, never a rounded one."""
+    out = column.raw_values(entries)
+    big = np.flatnonzero((column.kinds[entries] == INT) & ~(np.abs(column.values[entries]) < _EXACT))
+    results = report.case_results
+    for at in big.tolist():
+        entry = int(entries[at])
+        value = results[int(column.rows[entry])].scores[int(column.positions[entry])].value
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[at] = value
+    return out
+
+
+def _big_int_column(report: EvaluationReport, column: MetricColumn, keep: Any, n: int, pd: Any, np: Any) -> Any:
+    """A numeric score column holding an integer beyond 2**53 (a float64 would round it): nullable
+    ``Int64`` when every value is an integer within int64, else Python objects (the exact ints and
+    floats; Parquet stores such a column as JSON text, read back exact)."""
+    values = _raw_values(report, column, keep, np)
+    rows = column.rows[keep]
+    ints = all(isinstance(v, int) for v in values)
+    if ints and all(_INT64[0] <= v <= _INT64[1] for v in values):
+        dense = np.zeros(n, dtype=np.int64)
+        dense[rows] = np.array(values.tolist(), dtype=np.int64)
+        mask = np.ones(n, dtype=bool)
+        mask[rows] = False
+        return pd.arrays.IntegerArray(dense, mask)
+    cells = np.full(n, None, dtype=object)
+    cells[rows] = values
+    return pd.array(cells, dtype="object")
+
+
+def _score_column(report: EvaluationReport, name: str, pd: Any, np: Any) -> Any:
     """A metric's column of :func:`cases_frame`: each row's last score of that name; an
     evaluator that raised has no value, so it does not turn a numeric column into text."""
+    columns = report.columns
     column = columns.metric(name)
     last = column.last()
     kinds = column.kinds[last]
@@ -105,11 +146,13 @@ def _score_column(columns: ReportColumns, name: str, pd: Any, np: Any) -> Any:
         mask[rows] = False
         return pd.arrays.BooleanArray(values, mask)
     if keep.size and bool(np.all((kept == FLOAT) | (kept == INT))):
+        if not bool(np.all((kept != INT) | (np.abs(column.values[keep]) < _EXACT))):
+            return _big_int_column(report, column, keep, columns.n, pd, np)
         dense = np.full(columns.n, np.nan)
         dense[rows] = column.values[keep]
         return dense
     cells = np.full(columns.n, None, dtype=object)
-    cells[rows] = column.raw_values(keep)
+    cells[rows] = _raw_values(report, column, keep, np)
     return pd.array(cells, dtype="object")
 
 
@@ -117,7 +160,9 @@ def scores_frame(report: EvaluationReport) -> pd.DataFrame:
     """Tidy scores: one row per score of every case result.
 
     Columns: ``case_id, query_mode, metric, value`` (the raw value: number, bool or
-    text), ``numeric`` (as Heta's summary counts it: bool -> 1.0/0.0, text -> NaN),
+    text; an integer exactly as the report holds it, however large), ``numeric`` (as
+    Heta's summary counts it, a float64: bool -> 1.0/0.0, text -> NaN, an integer beyond
+    2**53 the nearest float, as Heta's mean adds it),
     ``kind`` (``bool``/``number``/``text``), ``passed`` (nullable boolean) and
     ``skipped`` (the evaluator had no gold data; Heta still averages it in as 0).
 
@@ -138,7 +183,7 @@ def scores_frame(report: EvaluationReport) -> pd.DataFrame:
     metric_ids = np.repeat(np.arange(len(parts), dtype=np.int32), [part.rows.size for part in parts])[order]
     kinds = _concat(np, [part.kinds for part in parts], np.int8)[order]
     flags = _concat(np, [part.flags for part in parts], np.int8)[order]
-    values = _concat(np, [part.raw_values() for part in parts], object)[order]
+    values = _concat(np, [_raw_values(report, part, np.arange(part.rows.size), np) for part in parts], object)[order]
     numeric = _concat(np, [part.values for part in parts], np.float64)[order]
     text = _text_dtype(pd)
     modes = np.array(columns.modes, dtype=object)
