@@ -32,7 +32,8 @@ with ``metadata.error``): the first three are numeric as Heta's summary counts t
 SKIPPED, PASSED, PASSED_TRUE = 1, 2, 4
 """``metadata.skipped is True``; ``passed`` is not null; ``passed`` is true."""
 
-_EXACT = float(2**53)
+_EXACT = 2**53
+"""Integers beyond this lose digits as floats: their exact value is kept in ``raw``."""
 
 
 class MetricRows:
@@ -223,7 +224,7 @@ class RowCollector:
         elif kind is int:
             entries.kinds.append(INT)
             number = _as_float(value)
-            if not -_EXACT <= number <= _EXACT:
+            if not -_EXACT <= value <= _EXACT:  # the int itself: 2**53 + 1 rounds to 2**53 as a float
                 entries.raw[entry] = value
             value = number
         else:  # text
