@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from heta_nb._util.frames import frame as frame_of
+from heta_nb.comparison.notes import HetaComparisonWarning
 from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
 from heta_nb.sweeps.board import Board, Cell, build_board
@@ -106,7 +108,9 @@ class Leaderboard(RichDisplay):
         A report's recipe and benchmark are the ones a sweep recorded (``metadata.sweep``);
         otherwise ``metadata.recipe`` or its knowledge-base name, and its benchmark's name
         (``name:version:split`` where names repeat). Of two reports for one pair the newer
-        is used (with a warning).
+        is used, and the same report given twice is used once: both with a
+        :class:`~heta_nb.comparison.HetaComparisonWarning` (as ``compare`` warns of the same
+        report twice), and in :attr:`warnings`.
 
         Args:
             reports: the reports.
@@ -140,7 +144,9 @@ class Leaderboard(RichDisplay):
             include_skipped=include_skipped,
         )
         options.update(resamples=resamples, confidence=confidence, include_skipped=include_skipped)
-        return cls(board, store=store, arguments=options, failures=failures, benchmark_objects=benchmark_objects)
+        made = cls(board, store=store, arguments=options, failures=failures, benchmark_objects=benchmark_objects)
+        made.warnings = _warn_dropped(loaded, made.warnings)
+        return made
 
     @classmethod
     def from_store(cls, store: Any, *, sweep: str | None = None, **options: Any) -> Leaderboard:
@@ -375,6 +381,32 @@ class Leaderboard(RichDisplay):
 
     def __repr__(self) -> str:
         return board_text(self._board)
+
+
+def _warn_dropped(reports: Sequence[EvaluationReport], found: Sequence[str]) -> list[str]:
+    """Warn about every report left off the board: the same report given again (identical), or an
+    older one for a pair, as :func:`heta_nb.compare` warns of the same report given twice
+    (:class:`~heta_nb.comparison.HetaComparisonWarning`); returns the board's warnings, reworded
+    for identical reports."""
+    first: dict[str, EvaluationReport] = {}
+    counts: dict[str, int] = {}
+    for report in reports:
+        earlier = first.setdefault(report.report_id, report)
+        if earlier is report or earlier == report:
+            counts[report.report_id] = counts.get(report.report_id, 0) + 1
+    twice = {rid: n for rid, n in counts.items() if n > 1}
+    out: list[str] = []
+    for message in found:
+        if any(f"reports {rid!r} and {rid!r};" in message for rid in twice):
+            continue  # said below, in words that fit
+        out.append(message)
+        if message.endswith(") is used"):
+            warnings.warn(message, HetaComparisonWarning, stacklevel=3)
+    for rid, n in twice.items():
+        message = f"report {rid!r} is given {n} times: it is on the board once (the copies are left out)"
+        out.append(message)
+        warnings.warn(message, HetaComparisonWarning, stacklevel=3)
+    return out
 
 
 def _sweep_name(report: EvaluationReport) -> str | None:
