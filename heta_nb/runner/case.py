@@ -1,5 +1,9 @@
 """One case × mode: the query (timeout, retries, backoff), then its scores, as a result's JSON object.
 
+Whatever the KB's or an evaluator's code raises is recorded there, any ``BaseException`` too
+(except the user's own Ctrl-C); their awaitables go through :class:`~.user_calls.UserCalls`,
+which keeps a call that will not stop from holding the run.
+
 The runner's hot path: with a fast KB this is most of its cost per case.
 """
 
@@ -20,6 +24,7 @@ from heta_nb.runner.config import RunConfig
 from heta_nb.runner.deadlines import SUPPORTED, Deadlines
 from heta_nb.runner.kb import ExitRaised, InvalidResponseError, normalize_response_data
 from heta_nb.runner.stalls import blocked_message, blocked_seconds
+from heta_nb.runner.user_calls import CallTimeout, UserCalls
 
 __all__ = ["CURRENT_CASE", "EXITS", "CaseRunner", "error_data", "error_score"]
 
@@ -28,8 +33,9 @@ CURRENT_CASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("heta_
 
 _STRAY_CANCEL = "the {} raised CancelledError, but nothing cancelled this run ({})"
 EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
-"""What KB or evaluator code may raise that ``except Exception`` misses: third-party code
-calls ``sys.exit()``; each is recorded as that case's (or score's) error."""
+"""What may leave :meth:`CaseRunner.run` although KB or evaluator code raised it (see
+:meth:`CaseRunner.callee_exit`). Any other ``BaseException`` user code raises (gevent's
+``Timeout``, trio's ``Cancelled``...) is recorded there as that case's (or score's) error."""
 _KB_FIX = "run blocking code in a thread (asyncio.to_thread) or make `query` a plain function"
 _EVALUATOR_FIX = "run blocking code in a thread (asyncio.to_thread) or keep the evaluator's work short"
 
@@ -69,6 +75,8 @@ class CaseRunner:
             warn=None if warn is None else lambda message: warn("loop_monitor", message),
         )
         """The watchdog that keeps the timeouts (Python 3.11+) and watches the event loop; the engine starts it."""
+        self.calls = UserCalls(self.deadlines.stalls)
+        """Runs the KB's and the evaluators' awaitables, each in a task of its own (see :mod:`.user_calls`)."""
         self._query_timeout = float(timeout) if timeout is not None and SUPPORTED else None
         self._evaluator_timeout = evaluator_timeout if SUPPORTED else None
         self._wait_for = float(timeout) if timeout is not None and not SUPPORTED else None
@@ -103,6 +111,7 @@ class CaseRunner:
         CURRENT_CASE.set(case.case_id)
         due, late, stalls = deadlines.due, deadlines.late, deadlines.stalls
         timeout_s = self._query_timeout
+        calls = self.calls
         started = perf_counter()
         attempts = 0
         raw: Any = None
@@ -118,15 +127,12 @@ class CaseRunner:
                 if timeout_s is not None:
                     due[task] = perf_counter() + timeout_s
                 try:
-                    if self._wait_for is not None:  # Python 3.10
-                        raw = await asyncio.wait_for(_guarded(query, case.query, stalls, task), self._wait_for)
-                    else:
-                        raw = await query(case.query)
+                    raw = await calls.run(query(case.query), task, self._wait_for)
                     response = normalize_response_data(raw, mode, safe=False)
                 except asyncio.CancelledError as exc:
                     if deadlines.expired(task):
                         retryable = True
-                        error = _timeout_error(c.timeout_s, attempts)
+                        error = _timeout_error(c.timeout_s, attempts, note=calls.note(task))
                     elif self._cancelled() or _cancel_requested(task):
                         raise
                     else:  # the KB raised it itself (say, awaiting a task of its own that was cancelled)
@@ -137,27 +143,26 @@ class CaseRunner:
                             attempts,
                             exc,
                         )
-                except asyncio.TimeoutError:  # from wait_for, or raised by the KB itself
+                except asyncio.TimeoutError:  # Python 3.10's timeout (CallTimeout), or raised by the KB itself
                     retryable = True
-                    error = _timeout_error(c.timeout_s, attempts)
+                    error = _timeout_error(c.timeout_s, attempts, note=calls.note(task))
                 except InvalidResponseError as exc:
                     error = error_data(type(exc).__name__, describe_error(exc), False, attempts, exc)
                 except Exception as exc:  # noqa: BLE001 - any KB failure is this case's error
                     cause = self._escaped(exc)
                     retryable = getattr(cause, "retryable", False) is True or isinstance(cause, c.retry_types)
                     error = error_data(
-                        type(cause).__name__, describe_error(cause) or type(cause).__name__, retryable, attempts, cause
+                        type(cause).__name__, _described(cause, "knowledge base"), retryable, attempts, cause
                     )
-                except EXITS as exc:  # raised inside the query: sys.exit() in KB code, say
+                except BaseException as exc:  # raised by the call itself: sys.exit(), gevent's Timeout...
                     self._reraise_unless_raised_here(exc)
-                    error = error_data(
-                        type(exc).__name__, describe_error(exc) or type(exc).__name__, False, attempts, exc
-                    )
+                    error = error_data(type(exc).__name__, _described(exc, "knowledge base"), False, attempts, exc)
                 finally:
                     if timeout_s is not None:  # Deadlines.disarm, inline
                         due.pop(task, None)
-                        if late:
-                            deadlines.settle(task)
+                        if late and deadlines.settle(task) and response is not None:  # (a swallowed timeout)
+                            response, retryable = None, True
+                            error = _timeout_error(c.timeout_s, attempts)
                 if stalls:
                     record = stalls.pop(task, None)
                     if record is not None:
@@ -201,13 +206,12 @@ class CaseRunner:
                             if evaluator_timeout is not None and not evaluator.own_deadline:
                                 due[task] = perf_counter() + evaluator_timeout
                                 try:
-                                    outcome = await outcome
+                                    outcome = await calls.run(outcome, task)
                                 finally:
                                     due.pop(task, None)  # (a late cancellation is settled below)
-                            elif self._evaluator_wait_for is not None and not evaluator.own_deadline:  # Python 3.10
-                                outcome = await _evaluator_wait_for(outcome, self._evaluator_wait_for, stalls, task)
-                            else:
-                                outcome = await outcome
+                            else:  # (Python 3.10: its own timeout)
+                                wait = None if evaluator.own_deadline else self._evaluator_wait_for
+                                outcome = await calls.run(outcome, task, wait)
                         data = score_data(outcome, evaluator.name)
                         if data["name"] != evaluator.name and self._collides(data["name"], scores):
                             raise ValueError(
@@ -216,28 +220,29 @@ class CaseRunner:
                 except asyncio.CancelledError as exc:
                     failed = True
                     if deadlines.expired(task):
-                        data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text())
+                        data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text(note=task))
                     elif self._cancelled() or _cancel_requested(task):
                         raise
                     else:
                         message = _STRAY_CANCEL.format("evaluator", describe_error(exc))
                         data = error_score(evaluator.name, "CancelledError", message)
-                except _EvaluatorTimeout:  # Python 3.10
+                except CallTimeout:  # Python 3.10
                     failed = True
-                    data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text())
+                    data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text(note=task))
                 except Exception as exc:  # noqa: BLE001 - recorded in the score, response kept
                     failed = True
                     cause = self._escaped(exc)
-                    data = error_score(evaluator.name, type(cause).__name__, describe_error(cause))
+                    data = error_score(evaluator.name, type(cause).__name__, _described(cause, "evaluator", ""))
                     judged = getattr(cause, "score_metadata", None)  # (an LLM judge's raw answers, model, usage)
                     if type(judged) is dict:
                         data["metadata"].update({k: v for k, v in judged.items() if k != "error"})
-                except EXITS as exc:  # sys.exit() in evaluator code, say
+                except BaseException as exc:  # sys.exit() or gevent's Timeout in evaluator code, say
                     failed = True
                     self._reraise_unless_raised_here(exc)
-                    data = error_score(evaluator.name, type(exc).__name__, describe_error(exc) or type(exc).__name__)
-                if late:  # a timeout's cancellation the evaluator swallowed (expired() took a seen one)
-                    deadlines.settle(task)
+                    data = error_score(evaluator.name, type(exc).__name__, _described(exc, "evaluator"))
+                if late and deadlines.settle(task) and not failed:  # a timeout's cancellation, swallowed
+                    failed = True
+                    data = error_score(evaluator.name, "TimeoutError", self._evaluator_timeout_text())
                 if stalls:
                     record = stalls.pop(task, None)
                     if record is not None:
@@ -366,36 +371,14 @@ class CaseRunner:
         limit = self.config.evaluator_timeout
         return limit is not None and blocked > limit
 
-    def _evaluator_timeout_text(self, blocked: float | None = None) -> str:
+    def _evaluator_timeout_text(self, blocked: float | None = None, *, note: Any = None) -> str:
+        """An evaluator's timeout; ``note``: its worker, whose call's fate is added (:meth:`UserCalls.note`)."""
         text = f"evaluator did not finish within {self.config.evaluator_timeout:g} s (evaluator_timeout_s)"
         if blocked is not None:
             text += ": " + blocked_message("it", blocked, _EVALUATOR_FIX)
+        if note is not None:
+            text += self.calls.note(note)
         return text
-
-
-class _EvaluatorTimeout(Exception):
-    """An evaluator's ``asyncio.wait_for`` timed out (Python 3.10)."""
-
-
-async def _guarded(call: Callable[..., Any], argument: Any, stalls: dict[Any, list[float]], owner: Any) -> Any:
-    """``await call(argument)``, an exit it raises carried by :class:`ExitRaised` (Python 3.10).
-
-    ``asyncio.wait_for`` runs it in a task of its own there, and a ``SystemExit`` leaving
-    a task stops the whole event loop. A block of the event loop recorded against that
-    task is handed to ``owner``, the worker. (The call is made here, in the task: a task
-    cancelled before it starts then leaves no coroutine that was never awaited.)
-    """
-    me = _current_task()
-    try:
-        return await call(argument)
-    except EXITS as exc:
-        if isinstance(exc, GeneratorExit) and _current_task() is not me:
-            raise  # this coroutine is being closed
-        raise ExitRaised(exc) from exc
-    finally:
-        record = stalls.pop(me, None)
-        if record is not None:
-            stalls[owner] = record
 
 
 def _current_task() -> Any:
@@ -405,19 +388,12 @@ def _current_task() -> Any:
         return None
 
 
-async def _evaluator_wait_for(outcome: Any, timeout: float, stalls: dict[Any, list[float]], owner: Any) -> Any:
-    """An evaluator's awaitable within ``timeout`` seconds (Python 3.10)."""
-    try:
-        return await asyncio.wait_for(_guarded(_awaited, outcome, stalls, owner), timeout)
-    except asyncio.TimeoutError as exc:
-        raise _EvaluatorTimeout from exc
-    finally:
-        if inspect.iscoroutine(outcome) and inspect.getcoroutinestate(outcome) == inspect.CORO_CREATED:
-            outcome.close()  # cancelled before its task started
-
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
+def _described(exc: BaseException, callee: str, empty: str | None = None) -> str:
+    """An error's message: a ``CancelledError`` the callee raised unasked says so; an empty one is
+    its class name (``empty``: ``""`` instead, for a score)."""
+    if isinstance(exc, asyncio.CancelledError):
+        return _STRAY_CANCEL.format(callee, describe_error(exc))
+    return describe_error(exc) or (type(exc).__name__ if empty is None else empty)
 
 
 def _cancel_requested(task: Any) -> bool:
@@ -426,9 +402,14 @@ def _cancel_requested(task: Any) -> bool:
     return cancelling is None or cancelling() > 0
 
 
-def _timeout_error(timeout_s: float | None, attempts: int, blocked: float | None = None) -> dict[str, Any]:
-    """A query's timeout; one whose KB blocked the event loop (for ``blocked`` seconds) says so, and is not retried."""
-    message = f"query did not finish within {timeout_s:g} s"
+def _timeout_error(
+    timeout_s: float | None, attempts: int, blocked: float | None = None, *, note: str = ""
+) -> dict[str, Any]:
+    """A query's timeout; one whose KB blocked the event loop (for ``blocked`` seconds) says so, and is not retried.
+
+    ``note``: what became of the call (:meth:`UserCalls.note`), appended.
+    """
+    message = f"query did not finish within {timeout_s:g} s{note}"
     if blocked is None:
         return error_data("TimeoutError", message, True, attempts)
     error = error_data("TimeoutError", f"{message}: {blocked_message('the KB', blocked, _KB_FIX)}", False, attempts)

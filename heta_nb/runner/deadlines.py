@@ -138,11 +138,17 @@ class Deadlines:
         self.due.pop(task, None)
         self.settle(task)
 
-    def settle(self, task: asyncio.Task[object]) -> None:
-        """Take back a cancellation the call swallowed before returning (part of :meth:`disarm`)."""
+    def settle(self, task: asyncio.Task[object]) -> bool:
+        """Take back a cancellation the call swallowed before returning (part of :meth:`disarm`).
+
+        Returns:
+            Whether there was one: the call ended after its deadline, so whatever it returned is a timeout.
+        """
         if task in self.late:
             self.late.discard(task)
             task.uncancel()
+            return True
+        return False
 
     def expired(self, task: asyncio.Task[object]) -> bool:
         """Whether the ``CancelledError`` ``task`` caught is this timeout and nothing else."""

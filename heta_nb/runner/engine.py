@@ -48,9 +48,10 @@ from heta_nb.runner.events import (
     UnitStarted,
     announce_warning,
 )
-from heta_nb.runner.interrupts import InterruptWatch
+from heta_nb.runner.interrupts import InterruptWatch, users_interrupt
 from heta_nb.runner.judging import judge_names, start_judges
 from heta_nb.runner.plan import CaseTask, ResultKey, RunPlan, RunTarget, make_plan
+from heta_nb.runner.user_calls import as_exception, callee_error
 
 __all__ = ["Engine"]
 
@@ -107,6 +108,8 @@ class Engine:
         """What failed in an event-loop callback (see :meth:`_flush_soon`) or a worker."""
         self.interrupts = InterruptWatch(self.cancel_threadsafe)
         """The user's Ctrl-C while the run is active on the main thread (``evaluate_async``)."""
+        if self.target.kb_adapter is not None:  # (its manifest(), read for the report, may raise a Ctrl-C too)
+            self.target.kb_adapter.interrupted = lambda: self.interrupts.count > 0
         self._freeze = FreezeHold()
         self._judges: list[Any] = []
         self._stop_reason: str | None = None
@@ -156,10 +159,8 @@ class Engine:
         self._cancelled = True
         loop = self._loop
         if loop is not None and not loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):  # loop already closed
                 loop.call_soon_threadsafe(self.cancel)
-            except RuntimeError:  # loop already closed
-                pass
 
     # -- results so far (see heta_nb.runner.partial) -------------------------------------
     @property
@@ -225,22 +226,24 @@ class Engine:
             if self._cancelled:
                 status, failure = "cancelled", self._stop_reason
         except asyncio.CancelledError:
-            status = "cancelled"
-            self._cancelled = True
-        except Exception as exc:
+            status, self._cancelled = "cancelled", True
+        except BaseException as exc:  # (a recipe step's gevent Timeout fails the run as any error of its)
+            if not callee_error(exc, self.interrupts.count > 0):
+                raise
             if adapter is not None:
                 adapter.close()
             if self.plan is None:  # nothing ran: the caller gets the exception itself
-                await self._close_remote()
+                if self._remote is not None:
+                    await self._remote.close()
                 message = f"{type(exc).__name__}: {describe_error(exc)}"
                 now = self.now()
                 self.emit(RunFinished(status="failed", done=0, total=0, errors=0, seconds=now, error=message, t=now))
-                raise
-            status = "failed"
-            failure = f"{type(exc).__name__}: {describe_error(exc)}"
+                raise as_exception(exc)  # noqa: B904 - the exception itself, or a RunError caused by it
+            status, failure = "failed", f"{type(exc).__name__}: {describe_error(exc)}"
         if adapter is not None:
             adapter.close()
-        await self._close_remote()
+        if self._remote is not None:  # its own cluster closed; its description stays for the report
+            await self._remote.close()
         report = await self._finish(status, failure)
         if self.status == "failed":
             raise RunFailedError(f"the evaluation failed after {len(self._results)} results: {self.failure}", report)
@@ -407,7 +410,9 @@ class Engine:
             for key, unit_id, data, raw, t in batch:
                 try:
                     data, encoded = encode_result(data, raw, data["query_mode"])
-                except Exception as exc:  # noqa: BLE001 - e.g. a response that contains itself
+                except BaseException as exc:  # noqa: BLE001 - a response that contains itself, its to_dict's exit...
+                    if users_interrupt(exc, lambda: self.interrupts.count > 0):
+                        raise
                     data, encoded = unencodable(data, exc)
                 result = EvaluationCaseResult.from_raw(data)
                 results[key] = result
@@ -449,11 +454,6 @@ class Engine:
         if records:
             self.emit(CasesFinished(t=t, records=tuple(records)))
             self._freeze.recorded(len(records))
-
-    async def _close_remote(self) -> None:
-        """Close the executor's own cluster; its description stays for the report."""
-        if self._remote is not None:
-            await self._remote.close()
 
     def _flush_soon(self) -> None:
         """:meth:`_flush` as an event-loop callback: if it fails, the run fails (not the loop's log)."""

@@ -27,9 +27,13 @@ from heta_nb._util.text import describe_error
 from heta_nb._util.values import NOT_NUMPY, numpy_item
 from heta_nb.model.json import dict_is_json_object, heta_json_safe
 from heta_nb.model.query import QueryResponse, QueryResult
-from heta_nb.runner.errors import RunError
+from heta_nb.runner.errors import ExitRaised, RunError
+from heta_nb.runner.interrupts import users_interrupt
+from heta_nb.runner.plain_scores import RESULT_FIELDS as _RESULT_FIELDS
+from heta_nb.runner.plain_scores import without_numpy_scores
 
 __all__ = [
+    "THREAD_LEFT_RUNNING",
     "ExitRaised",
     "InvalidResponseError",
     "KnowledgeBaseAdapter",
@@ -39,6 +43,8 @@ __all__ = [
 ]
 
 _QUERY_KEYWORDS = ("mode", "top_k", "options", "trace")
+THREAD_LEFT_RUNNING = "the KB's thread was left running"
+"""The message of the ``CancelledError`` that ends a call abandoned while its thread runs the KB."""
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -46,29 +52,20 @@ class InvalidResponseError(ValueError):
     """The KB returned something that is not a response (recorded per case)."""
 
 
-class ExitRaised(Exception):  # noqa: N818 - it carries an exit, it is not one
-    """A ``KeyboardInterrupt``, ``SystemExit`` or ``GeneratorExit`` raised by KB (or evaluator) code
-    that ran where it must not escape as itself (a pool thread, a task of its own), carried to the
-    case runner, which records ``original``. One raised on a pool thread (``in_thread``) is always
-    the callee's: Python runs the user's Ctrl-C on the main thread.
-    """
-
-    def __init__(self, original: BaseException, *, in_thread: bool = False) -> None:
-        super().__init__(f"{type(original).__name__}: {original}")
-        self.original = original
-        self.in_thread = in_thread
-
-
 def kb_attribute(kb: Any, name: str, default: Any = None, *, owner: str = "the knowledge base") -> Any:
     """``getattr(kb, name, default)``; a property that raises becomes a :class:`RunError` naming it.
 
     Raises:
-        RunError: reading the attribute raised (``SystemExit`` and ``GeneratorExit`` too),
+        RunError: reading the attribute raised, whatever it raised (any ``BaseException``),
             e.g. ``the knowledge base (MyKB): reading its attribute 'name' raised RuntimeError: ...``.
+            Except a ``KeyboardInterrupt`` on the main thread: attributes are read before the run
+            watches for the user's Ctrl-C, which it may be, so it propagates as it is.
     """
     try:
         return getattr(kb, name, default)
-    except (Exception, SystemExit, GeneratorExit) as exc:
+    except BaseException as exc:
+        if users_interrupt(exc, None):
+            raise
         raise RunError(
             f"{owner} ({type(kb).__name__}): reading its attribute {name!r} raised "
             f"{type(exc).__name__}: {describe_error(exc) or '(no message)'}"
@@ -101,6 +98,8 @@ class KnowledgeBaseAdapter:
         self._keywords = accepted if accepted is not None else frozenset(_QUERY_KEYWORDS)  # unreadable: try all
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
+        self.interrupted: Callable[[], bool] | None = None
+        """Whether the run counted the user's Ctrl-C (set by the engine; see :func:`users_interrupt`)."""
         name = kb_attribute(kb, "name")
         self.name: str | None = name if isinstance(name, str) and name.strip() else None
 
@@ -122,13 +121,17 @@ class KnowledgeBaseAdapter:
                 if isinstance(value, Mapping):
                     safe: dict[str, Any] = heta_json_safe(dict(value))
                     return safe
-        except (Exception, SystemExit, GeneratorExit):  # noqa: BLE001
-            pass
+        except BaseException as exc:  # noqa: BLE001 - even gevent's Timeout: a stub stands in
+            if users_interrupt(exc, self.interrupted):
+                raise
         return {"name": self.name, "kind": type(self.kb).__name__}
 
     async def query(self, text: str, *, mode: str, top_k: int, options: Mapping[str, Any], trace: bool) -> Any:
         """Call the KB once and return whatever it returned."""
-        return await self.caller(mode, top_k=top_k, options=options, trace=trace)(text)
+        result = await self.caller(mode, top_k=top_k, options=options, trace=trace)(text)
+        if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
+            result = await result
+        return result
 
     def caller(
         self, mode: str, *, top_k: int, options: Mapping[str, Any], trace: bool
@@ -156,17 +159,20 @@ class KnowledgeBaseAdapter:
             nested = copy_options
             if self.is_async:
                 return lambda text: target(text, options=deep(nested), **kwargs)
-            return lambda text: self._in_thread(functools.partial(target, text, options=deep(nested), **kwargs))
+            return lambda text: self.in_thread(functools.partial(target, text, options=deep(nested), **kwargs))
         if self.is_async:
             if copy_options is None:
                 return functools.partial(target, **kwargs)
             return lambda text: target(text, options=dict(copy_options), **kwargs)
         if copy_options is not None:
-            return lambda text: self._in_thread(functools.partial(target, text, options=dict(copy_options), **kwargs))
-        return lambda text: self._in_thread(functools.partial(target, text, **kwargs))
+            return lambda text: self.in_thread(functools.partial(target, text, options=dict(copy_options), **kwargs))
+        return lambda text: self.in_thread(functools.partial(target, text, **kwargs))
 
-    async def _in_thread(self, call: Callable[[], Any]) -> Any:
+    async def in_thread(self, call: Callable[[], Any]) -> Any:
         """``call()`` on the pool; a call abandoned while it runs (a timeout) retires the pool.
+
+        What ``call()`` returned, even an awaitable (a sync wrapper's coroutine): the caller
+        awaits it (the runner as any call of user code, see :mod:`heta_nb.runner.user_calls`).
 
         Python cannot stop the thread of a sync KB that overruns its timeout. Left in the
         pool, it would hold a worker until it returns, and with ``concurrency=1`` every
@@ -181,12 +187,12 @@ class KnowledgeBaseAdapter:
         try:
             result = await loop.run_in_executor(pool, running)
         except asyncio.CancelledError:
-            if running.state == "running" and self._pool is pool:  # its thread is stuck in the KB
+            if running.state != "running":
+                raise
+            if self._pool is pool:  # its thread is stuck in the KB
                 self._pool = None
                 pool.shutdown(wait=False)
-            raise
-        if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
-            result = await result
+            raise asyncio.CancelledError(THREAD_LEFT_RUNNING) from None
         return result
 
     def close(self) -> None:
@@ -218,20 +224,23 @@ def _call_in_thread(call: Callable[[], Any]) -> Any:
 
     A future cannot hold ``StopIteration`` (asyncio refuses to set it, and the query would never
     finish), so it and ``StopAsyncIteration`` become a ``RuntimeError`` naming them, with the
-    original as ``__cause__``. ``sys.exit()`` (``SystemExit``), ``KeyboardInterrupt`` and
-    ``GeneratorExit`` travel as :class:`ExitRaised` (a ``GeneratorExit`` reaching the awaiting
-    task would close its coroutine instead).
+    original as ``__cause__``. Every other ``BaseException`` that is not an ``Exception``
+    (``sys.exit()``'s ``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``, gevent's ``Timeout``...)
+    travels as :class:`ExitRaised` (a ``GeneratorExit`` reaching the awaiting task would close its
+    coroutine instead, a ``CancelledError`` would pass for a cancellation).
     """
     try:
         return call()
-    except (KeyboardInterrupt, SystemExit, GeneratorExit) as exc:
-        raise ExitRaised(exc, in_thread=True) from exc
     except (StopIteration, StopAsyncIteration) as exc:
         detail = str(exc)
         name = type(exc).__name__
         raise RuntimeError(
             f"the knowledge base raised {name}: {detail}" if detail else f"the knowledge base raised {name}"
         ) from exc
+    except Exception:
+        raise
+    except BaseException as exc:
+        raise ExitRaised(exc, in_thread=True) from exc
 
 
 def _flat_options(options: Mapping[str, Any]) -> bool:
@@ -307,8 +316,6 @@ def registered_modes(kb: Any, recipe: Any, query_engines: Any) -> frozenset[str]
     return None
 
 
-_RESULT_FIELDS = ("id", "text", "score", "kind", "source", "metadata")
-_RESPONSE_FIELDS = ("mode", "results", "answer", "citations", "trace", "metadata")
 _PLAIN_SCORES = frozenset((float, int, type(None)))
 
 
@@ -433,7 +440,7 @@ def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryRespon
         if hasattr(raw, "results") and hasattr(raw, "mode"):
             return QueryResponse.coerce(raw)
     except (TypeError, ValueError, AttributeError) as exc:
-        plain = _without_numpy_scores(raw)
+        plain = without_numpy_scores(raw)
         if plain is not None:  # numpy scores (np.float32...): validate again with plain numbers
             return normalize_response(plain, mode, safe=safe)
         raise InvalidResponseError(f"the KB returned an invalid response: {exc}") from exc
@@ -441,60 +448,3 @@ def normalize_response(raw: Any, mode: str, *, safe: bool = True) -> QueryRespon
         f"the KB returned {type(raw).__name__}; expected a QueryResponse, a mapping with 'results', "
         "a list of results or an answer string"
     )
-
-
-def _plain_result(item: Any) -> dict[str, Any] | None:
-    """``item`` (a result mapping or object) as a dict with its numpy score made plain; None if not numpy."""
-    is_mapping = isinstance(item, Mapping)
-    score = item.get("score") if is_mapping else getattr(item, "score", None)
-    plain = numpy_item(score)
-    if plain is NOT_NUMPY:
-        return None
-    data = dict(item) if is_mapping else {k: getattr(item, k) for k in _RESULT_FIELDS if hasattr(item, k)}
-    data["score"] = plain
-    return data
-
-
-def _plain_results(items: Any) -> list[Any] | None:
-    """``items`` with numpy scores made plain, or None when none was numpy."""
-    changed = False
-    results: list[Any] = []
-    for item in items:
-        plain = _plain_result(item)
-        if plain is None:
-            results.append(item)
-        else:
-            results.append(plain)
-            changed = True
-    return results if changed else None
-
-
-def _without_numpy_scores(raw: Any) -> Any:
-    """What the KB returned with numpy result scores as plain numbers, or None if it had none.
-
-    Only called after a response failed validation, so it costs nothing when responses
-    are valid; it follows :func:`normalize_response`'s order of shapes.
-    """
-    if isinstance(raw, (QueryResponse, str)):
-        return None
-    if isinstance(raw, Mapping):
-        results = raw.get("results")
-        if isinstance(results, (list, tuple)):
-            plain = _plain_results(results)
-            if plain is not None:
-                return {**raw, "results": plain}
-        return None
-    if isinstance(raw, (list, tuple)):
-        return _plain_results(raw)
-    if hasattr(raw, "id") and hasattr(raw, "text") and not hasattr(raw, "results"):
-        result = _plain_result(raw)
-        return None if result is None else [result]
-    if hasattr(raw, "results") and hasattr(raw, "mode"):
-        results = raw.results
-        if isinstance(results, (list, tuple)):
-            plain = _plain_results(results)
-            if plain is not None:
-                data = {k: getattr(raw, k) for k in _RESPONSE_FIELDS if hasattr(raw, k)}
-                data["results"] = plain
-                return data
-    return None
