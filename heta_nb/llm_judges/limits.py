@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
+from heta_nb._util.aio import GRACE_S, wait_bounded
 from heta_nb.llm_judges.models import ModelCallError
 
 __all__ = ["CallLimiter", "JudgeLimits", "as_limits"]
@@ -105,6 +106,8 @@ class CallLimiter:
     def __init__(self, limits: JudgeLimits, *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.concurrency)
+        self._abandoned: set[asyncio.Task[Any]] = set()
+        """Model calls that ignored their cancellation, held until they end (see wait_bounded)."""
         self._requests = _Bucket(limits.requests_per_minute) if limits.requests_per_minute else None
         self._tokens = _Bucket(limits.tokens_per_minute) if limits.tokens_per_minute else None
         self._not_before = 0.0
@@ -139,10 +142,13 @@ class CallLimiter:
                 try:
                     if limits.timeout_s is None:
                         return await make_call()
-                    return await asyncio.wait_for(make_call(), limits.timeout_s)
+                    # bounded even for a model that swallows its cancellation (asyncio.wait_for waits for it)
+                    return await wait_bounded(make_call, limits.timeout_s, GRACE_S, self._abandoned)
                 except asyncio.TimeoutError as exc:
+                    how = f": {exc}" if str(exc) and "cancelled" not in str(exc) else ""
                     failure = ModelCallError(
-                        f"model call timed out after {limits.timeout_s:g} s (judge_limits.timeout_s)", retryable=True
+                        f"model call timed out after {limits.timeout_s:g} s (judge_limits.timeout_s){how}",
+                        retryable=not how,
                     )
                     failure.__cause__ = exc
                 except ModelCallError as exc:

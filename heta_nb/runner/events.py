@@ -356,15 +356,17 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
 def subscriber_guard(subscribers: list[Callable[[Event], None]]) -> Callable[[Event], None]:
     """One emit function calling every subscriber; one that raises is warned about and detached.
 
-    ``sys.exit()`` in a subscriber counts too; a ``KeyboardInterrupt`` is let through (on the
-    main thread it may be the user's).
+    Any ``BaseException`` counts (``sys.exit()``, gevent's ``Timeout``, trio's ``Cancelled``);
+    only a ``KeyboardInterrupt`` is let through (on the main thread it may be the user's).
     """
 
     def emit(event: Event) -> None:
         for subscriber in list(subscribers):
             try:
                 subscriber(event)
-            except (Exception, SystemExit, GeneratorExit) as exc:  # noqa: BLE001 - a display must never stop the run
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - a display must never stop the run
                 subscribers.remove(subscriber)
                 warnings.warn(
                     f"heta_nb: event subscriber {subscriber!r} raised {type(exc).__name__}: {describe_error(exc)}; "
