@@ -3,10 +3,12 @@
 Every view cuts something (a 1 MB answer, a 300-character case id, an exception whose
 ``__str__`` raises), and each cut must say so. These helpers are the only ones that do
 it, so a change of convention (the ellipsis, the "+N chars" note) happens here once.
+:func:`unlinked` is the markdown escapers' last step: no URL or address in a text links.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,9 +24,14 @@ __all__ = [
     "one_line",
     "plural",
     "shorten",
+    "unlinked",
 ]
 
 ELLIPSIS = "…"
+_WWW_DOT = re.compile(r"(?i)(?<=www)\.")
+_SCHEME_COLON = re.compile(r":(?=/)")
+_EMAIL_AT = re.compile(r"(@|&#64;)(?=(?:\w|\\?[-_])+\\?\.)")
+"""An ``@`` (or ``&#64;``) an address could continue from: a domain label, then a dot (escaped or not)."""
 
 
 def as_text(value: Any) -> str:
@@ -122,3 +129,29 @@ def compact_duration(seconds: float | None) -> str:
     if whole >= 60:
         return f"{whole // 60}m{whole % 60:02d}s"
     return f"{whole}s"
+
+
+def unlinked(escaped: str) -> str:
+    """Escaped markdown with GFM's extended autolinks broken; it renders the same text.
+
+    GitHub links ``http://``, ``https://``, ``ftp://`` URLs and ``www.`` names where it
+    reads them in the source, and e-mail addresses (``a@b.c``, ``mailto:``, ``xmpp:``)
+    in each text node after parsing. So the ``:`` of ``://`` is written ``\\:`` (no
+    scheme), the dot of ``www.`` ``\\.``, and an empty ``<span></span>`` goes before each
+    ``@`` followed by a domain (``a@b.c``): it ends the text node, so no local part is left
+    (``recall@3`` has no domain: left as it is). For the markdown escapers (:func:`heta_nb.gate.markdown.md`,
+    :func:`heta_nb.notebook.md_escape`), after they escape ``\\``.
+
+    Args:
+        escaped: Text already escaped for markdown (``\\`` as ``\\\\``, ``<`` as ``&lt;``).
+
+    Returns:
+        The text with no extended autolink left.
+    """
+    if ":" in escaped:
+        escaped = _SCHEME_COLON.sub(r"\\:", escaped)
+    if "." in escaped:
+        escaped = _WWW_DOT.sub(r"\\.", escaped)
+    if "@" in escaped or "&#64;" in escaped:
+        escaped = _EMAIL_AT.sub(r"<span></span>\1", escaped)
+    return escaped

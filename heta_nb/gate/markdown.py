@@ -2,6 +2,8 @@
 
 Every piece of report text (ids, modes, metrics, queries, errors) goes through :func:`md`,
 which escapes HTML and markdown: a job summary renders HTML, and a query may hold anything.
+It also breaks GitHub's extended autolinks (:func:`heta_nb._util.text.unlinked`): a URL, ``www.`` name or
+e-mail address in a case id or a query stays text, never a live link in the summary.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from heta_nb._util.text import one_line, shorten
+from heta_nb._util.text import one_line, shorten, unlinked
 from heta_nb.gate.numbers import ARROWS, num, p_shown, signed
 
 __all__ = ["CASES_SHOWN", "md", "to_markdown"]
@@ -36,7 +38,8 @@ _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 def md(value: Any, limit: int | None = None) -> str:
     """Text safe in markdown and in a table cell: one line, HTML and markdown characters escaped.
 
-    ``@`` is written as ``&#64;`` so a name never mentions a GitHub user.
+    ``@`` is written as ``&#64;`` so a name never mentions a GitHub user, and URLs,
+    ``www.`` names and e-mail addresses are no links (:func:`heta_nb._util.text.unlinked`).
 
     Args:
         value: Any text (None reads as empty).
@@ -49,7 +52,7 @@ def md(value: Any, limit: int | None = None) -> str:
     if limit is not None:
         text = shorten(text, limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    return _SPECIAL.sub(r"\\\1", text).replace("@", "&#64;")
+    return unlinked(_SPECIAL.sub(r"\\\1", text).replace("@", "&#64;"))
 
 
 def _value(value: Any) -> str:
