@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from heta_nb._util.atomic import write_atomically
+from heta_nb._util.atomic import write_atomically, write_target
 from heta_nb._version import __version__
 from heta_nb.explorer.case_data import CaseDataLimits
 from heta_nb.explorer.page import comparison_page_data, page_script, page_styles, report_page_data
@@ -72,7 +72,10 @@ def _figures(report: EvaluationReport, limits: ExportLimits) -> list[dict[str, s
     numeric = [m.metric for m in summaries if m.kind != "text"]
     metrics = list(dict.fromkeys(numeric))
     modes = list(report.modes)
-    colors = mode_colors(modes)
+    # (mode_colors hashes a mode's UTF-8 bytes: a mode with a lone surrogate is hashed by its escape)
+    escaped = {mode: mode.encode("utf-8", "backslashreplace").decode("utf-8") for mode in modes}
+    by_escape = mode_colors(escaped.values())
+    colors = {mode: by_escape[escaped[mode]] for mode in modes}
     figures: list[tuple[str, Callable[[], str]]] = []
     if metrics:
         shown = [s for s in summaries if s.metric in metrics[:8]]
@@ -272,6 +275,9 @@ def to_html(
     """
     limits = limits or ExportLimits()
     from heta_nb.comparison import Comparison
+
+    if path is not None:  # a FIFO or a device is refused before the page is rendered (write_atomically refuses it too)
+        write_target(path)
 
     page: Page | str
     with paused_gc():  # every case's details: a million short-lived containers and no cycles

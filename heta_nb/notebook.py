@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from heta_nb._util.text import unlinked
 from heta_nb._util.unicode import valid_text
 from heta_nb.model import EvaluationReport
 
@@ -37,9 +38,13 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
 
 
 def md_escape(text: Any) -> str:
-    """Escape untrusted text for a Markdown cell (no HTML, no Markdown syntax)."""
-    value = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(value.split()))
+    """Escape untrusted text for a Markdown cell (no HTML, no Markdown syntax, no autolink).
+
+    Lone surrogates read as U+FFFD; URLs, ``www.`` names and e-mail addresses stay text
+    (:func:`heta_nb._util.text.unlinked`).
+    """
+    value = valid_text(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return unlinked(_MD_SPECIAL.sub(r"\\\1", " ".join(value.split())))
 
 
 class FigureView:
@@ -337,6 +342,7 @@ def _companion_action(target: Path, data: bytes, report: EvaluationReport, input
     (same bytes or an equal report), is kept as it is; an older copy of the same report
     id may be replaced; anything else (another report, not a report) is never touched.
     """
+    from heta_nb._util.fs import read_regular_file
     from heta_nb.errors import ReportExistsError
     from heta_nb.model.io import load_report
 
@@ -346,7 +352,7 @@ def _companion_action(target: Path, data: bytes, report: EvaluationReport, input
     try:
         if input_file is not None and target.resolve() == input_file:
             return "keep"
-        if target.is_file() and target.stat().st_size == len(data) and target.read_bytes() == data:
+        if target.is_file() and target.stat().st_size == len(data) and read_regular_file(target) == data:
             return "keep"
         existing = load_report(target)
     except Exception:  # unreadable or not a report: it is not ours to destroy
@@ -385,12 +391,14 @@ def to_notebook(
     import nbformat
     from nbformat.v4 import new_notebook
 
-    from heta_nb._util.atomic import write_atomically
+    from heta_nb._util.atomic import write_atomically, write_target
     from heta_nb.comparison import Comparison
     from heta_nb.model.io import encode_report, load_report, local_report_file
 
     if path is not None and not overwrite and os.path.lexists(path):
         raise _exists_error(path)
+    if path is not None:  # a FIFO or a device is refused before a companion file is written
+        write_target(path)
     writes: list[tuple[Path, bytes]] = []
     if path is not None and source is None:
         stem = Path(path).with_suffix("").name

@@ -1,10 +1,14 @@
-"""Plain Python values from numpy scalars, without importing numpy."""
+"""Plain Python values from numpy scalars, without importing numpy; integers of any size as text."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
-__all__ = ["NOT_NUMPY", "numpy_item"]
+__all__ = ["EXACT_INT_LIMIT", "NOT_NUMPY", "int_text", "is_finite_number", "numpy_item"]
+
+EXACT_INT_LIMIT = 10**15
+"""Integers below this (in magnitude) are written out in full, with thousands separators."""
 
 NOT_NUMPY: Any = object()
 """What :func:`numpy_item` returns for anything but a numpy bool or number scalar."""
@@ -31,3 +35,22 @@ def numpy_item(value: Any) -> Any:
     except Exception:  # noqa: BLE001 - not a scalar we understand
         return NOT_NUMPY
     return item if type(item) in _NUMPY_ITEMS else NOT_NUMPY
+
+
+def int_text(value: int, digits: int = 3) -> str:
+    """An integer of any size as text, never through a float (which overflows past 1e308).
+
+    ``12,400`` below :data:`EXACT_INT_LIMIT`; beyond it ``digits - 1`` decimals and an
+    exponent (``1.00e+399``), as floats from a million up are shown: a JSON file may hold
+    a 400-digit ``latency_ms``, and a view must neither crash nor call it infinite.
+    """
+    if -EXACT_INT_LIMIT < value < EXACT_INT_LIMIT:
+        return f"{value:,}"
+    return f"{Decimal(value):.{max(digits - 1, 1)}e}"  # (Decimal: exact for any size, no str-digits limit)
+
+
+def is_finite_number(value: Any) -> bool:
+    """An int (of any size, not a bool) or a finite float: what ``math.isfinite`` accepts without raising."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return isinstance(value, int) or value - value == 0.0  # (NaN and ±inf give NaN)

@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; Jinja's filter
     orjson = None  # type: ignore[assignment]
 
 from heta_nb._util.unicode import valid_text
-from heta_nb.model.summary import as_float
+from heta_nb._util.values import int_text
 
 __all__ = ["environment", "format_count", "format_number", "html_safe_json", "html_safe_json_bytes"]
 
@@ -34,8 +34,9 @@ _ENV: jinja2.Environment | None = None
 def format_number(value: Any, digits: int = 3) -> str:
     """A number for display: ``digits`` decimals, NaN/None -> ``—``, inf -> ``∞``.
 
-    Booleans read ``true``/``false``; magnitudes from a million up use an exponent so a
-    stray ``1e100`` cannot produce a hundred-digit cell.
+    Booleans read ``true``/``false``; float magnitudes from a million up use an exponent so a
+    stray ``1e100`` cannot produce a hundred-digit cell; integers are exact up to 10**15, then
+    written with an exponent without passing through a float (:func:`heta_nb._util.values.int_text`).
     """
     if type(value) is float and -1e6 < value < 1e6:  # (the common case first; NaN fails both tests)
         text = f"{value:.{digits}f}"
@@ -47,9 +48,7 @@ def format_number(value: Any, digits: int = 3) -> str:
     if not isinstance(value, (int, float)):
         return "—"
     if isinstance(value, int):
-        if abs(value) < 10**15:
-            return f"{value:,}"
-        value = as_float(value)  # no 400-digit cells; beyond the float range: ∞
+        return int_text(value, digits)  # (exact: no 400-digit cells, and never ∞ or OverflowError)
     if math.isnan(value):
         return "—"
     if math.isinf(value):
@@ -63,7 +62,7 @@ def format_number(value: Any, digits: int = 3) -> str:
 def format_count(value: Any) -> str:
     """An integer count with thousands separators (``12,400``); anything else via :func:`format_number`."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
+        return int_text(value)
     return format_number(value)
 
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 import io
 import math
 import re
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from heta_nb._util.unicode import valid_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -23,6 +26,44 @@ __all__ = ["MIN_TEXT_PX", "draw_svg", "figure_to_png", "figure_to_svg", "svg_dis
 def _root(fig: Figure | SubFigure) -> Figure:
     """The top-level Figure (``ax.figure`` may be a SubFigure)."""
     return fig.figure  # a Figure's ``figure`` is itself, a SubFigure's the root (matplotlib >= 3.7)
+
+
+_TEXT_LOCK = threading.RLock()
+
+
+@contextmanager
+def _encodable_text(fig: Figure) -> Iterator[None]:
+    """Every text of ``fig`` UTF-8 can encode while it is laid out and saved.
+
+    A report may hold a lone surrogate (valid JSON ``"\\ud800"``) in a mode, metric or id,
+    and matplotlib's font code refuses one (``TypeError`` from ``FT2Font.set_text``). The
+    texts already on the figure, and those it sets while drawing (tick labels come from
+    the formatters then), read each lone surrogate as U+FFFD
+    (:func:`heta_nb._util.unicode.valid_text`); other text is left as it is. The class's
+    ``set_text`` is wrapped only for the save, under a lock (re-entrant: a nested save
+    keeps the outer wrapper).
+    """
+    from matplotlib.text import Text
+
+    with _TEXT_LOCK:
+        original = Text.set_text
+        wrapped = getattr(original, "_heta_nb_valid", False)
+        if not wrapped:
+
+            def set_text(self: Text, s: object) -> None:
+                original(self, valid_text(s) if type(s) is str else s)
+
+            set_text._heta_nb_valid = True  # type: ignore[attr-defined]
+            Text.set_text = set_text  # type: ignore[method-assign]
+        try:
+            for text in fig.findobj(Text):
+                raw = text.get_text()
+                if not raw.isascii():
+                    text.set_text(raw)  # (through the wrapper)
+            yield
+        finally:
+            if not wrapped:
+                Text.set_text = original  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -68,6 +109,7 @@ def figure_to_svg(fig: Figure | SubFigure) -> str:
     buffer = io.StringIO()
     # Text stays text (svg.fonttype "none"): a fifth of the size of glyph outlines.
     with (
+        _encodable_text(root),
         _settled(root),
         matplotlib.rc_context({"svg.hashsalt": "heta_nb", "svg.fonttype": "none"}),
         warnings.catch_warnings(),
@@ -80,7 +122,7 @@ def figure_to_svg(fig: Figure | SubFigure) -> str:
             pad_inches=0.1,
             metadata={"Date": None, "Creator": None, "Type": None, "Format": None},
         )
-    return buffer.getvalue()
+    return valid_text(buffer.getvalue())
 
 
 def draw_svg(draw: Callable[[], Axes]) -> tuple[str | None, str | None]:
@@ -119,7 +161,7 @@ def figure_to_png(fig: Figure | SubFigure, dpi: int = 100) -> bytes:
     """
     root = _root(fig)
     buffer = io.BytesIO()
-    with _settled(root):
+    with _encodable_text(root), _settled(root):
         root.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.1, metadata={"Software": None})
     return buffer.getvalue()
 

@@ -229,7 +229,9 @@ class _Chart:
             x += width + 12
 
     def svg(self) -> str:
-        return ET.tostring(self.root, encoding="unicode")
+        """The document; what XML cannot hold (a lone surrogate, a control character) in any
+        text or attribute, labelled or not, reads as U+FFFD (markup never holds one)."""
+        return _NOT_XML.sub("\ufffd", ET.tostring(self.root, encoding="unicode"))
 
 
 def _range(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:

@@ -137,7 +137,8 @@ def board_sections(board: Any, source: Any = None) -> list[Any]:
     from heta_nb.notebook import md_escape, table_view
     from heta_nb.stats.format import p_text
 
-    key = hashlib.sha1("|".join(["leaderboard", *board.benchmarks, *board.systems]).encode()).hexdigest()[:10]
+    names = "|".join(["leaderboard", *board.benchmarks, *board.systems])
+    key = hashlib.sha1(names.encode("utf-8", "surrogatepass")).hexdigest()[:10]  # (a name may hold a lone surrogate)
     cells: list[Any] = []
     alpha = board.arguments.get("alpha", 0.05)
 

@@ -158,7 +158,6 @@ class Table {
     this.classes = page.classes || [];
     this.titles = page.titles || [];
     this.cellTitles = data.columns.map((c) => mapOf(c.h));
-    this.expected = page.expected;
     this.texts = null;
   }
   modeOf(row) {

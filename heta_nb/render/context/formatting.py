@@ -4,7 +4,6 @@ one-line descriptions of JSON values and metadata entries (all plain text)."""
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Iterable, Mapping
 from itertools import islice
@@ -13,6 +12,7 @@ from urllib.parse import urlsplit
 
 from heta_nb._util.text import clip, clip_label, shorten
 from heta_nb._util.times import minute_utc
+from heta_nb._util.values import EXACT_INT_LIMIT, int_text, is_finite_number
 from heta_nb.render.env import format_number
 from heta_nb.render.limits import RenderLimits
 
@@ -47,9 +47,12 @@ def percent(part: int, whole: int) -> str:
 
 
 def format_ms(value: Any) -> str:
-    """A latency in milliseconds: ``0.03``, ``4.60``, ``12.3``, ``1,204``."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+    """A latency in milliseconds: ``0.03``, ``4.60``, ``12.3``, ``1,204``; an integer of any
+    size exactly, or with an exponent from 10**15 (never through a float: no OverflowError)."""
+    if not is_finite_number(value):
         return format_number(value)
+    if isinstance(value, int) and not -EXACT_INT_LIMIT < value < EXACT_INT_LIMIT:
+        return int_text(value)
     if abs(value) < 10:
         return f"{value:.2f}"
     if abs(value) < 100:
@@ -69,8 +72,10 @@ def format_time(value: Any) -> dict[str, str]:
 
 def format_duration(seconds: Any) -> str:
     """``0.53 s``, ``42 s``, ``5 min 03 s``, ``2 h 04 min``; ``—`` when unknown."""
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds):
+    if not is_finite_number(seconds):
         return "—"
+    if isinstance(seconds, int) and not -EXACT_INT_LIMIT < seconds < EXACT_INT_LIMIT:
+        return ("−" if seconds < 0 else "") + int_text(abs(seconds)) + " s"
     if seconds < 0:
         return "−" + format_duration(-seconds)
     if seconds < 10:
@@ -128,8 +133,8 @@ def describe(value: Any, budget: int, depth: int = 0) -> str:
         return format_number(value, 4)
     if kind is bool or isinstance(value, bool):
         return "true" if value else "false"
-    if kind is int or isinstance(value, int):
-        return f"{value:,}"
+    if kind is int or isinstance(value, int):  # (exact up to 128-bit ids; beyond, an exponent)
+        return f"{value:,}" if -(10**40) < value < 10**40 else int_text(value)
     if isinstance(value, float):
         return format_number(value, 4)
     if isinstance(value, str):
