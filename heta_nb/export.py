@@ -72,10 +72,7 @@ def _figures(report: EvaluationReport, limits: ExportLimits) -> list[dict[str, s
     numeric = [m.metric for m in summaries if m.kind != "text"]
     metrics = list(dict.fromkeys(numeric))
     modes = list(report.modes)
-    # (mode_colors hashes a mode's UTF-8 bytes: a mode with a lone surrogate is hashed by its escape)
-    escaped = {mode: mode.encode("utf-8", "backslashreplace").decode("utf-8") for mode in modes}
-    by_escape = mode_colors(escaped.values())
-    colors = {mode: by_escape[escaped[mode]] for mode in modes}
+    colors = mode_colors(modes)
     figures: list[tuple[str, Callable[[], str]]] = []
     if metrics:
         shown = [s for s in summaries if s.metric in metrics[:8]]

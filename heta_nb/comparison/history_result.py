@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.frames import frame as frame_of
+from heta_nb._util.unicode import valid_text
 from heta_nb.comparison.history_text import history_text
 from heta_nb.comparison.result import Comparison
 from heta_nb.model.record import RichDisplay
@@ -164,4 +165,4 @@ class History(RichDisplay):
         return plot_history(self._rows, metric, mode=mode, confidence=self.confidence, alpha=self.alpha, ax=ax)
 
     def __repr__(self) -> str:
-        return history_text(self)
+        return valid_text(history_text(self))  # printable and UTF-8 whatever the names hold

@@ -471,6 +471,7 @@ class Comparison(RichDisplay):
 
     # -- text ----------------------------------------------------------------------------
     def __repr__(self) -> str:
+        from heta_nb._util.unicode import valid_text
         from heta_nb.comparison.text import comparison_text
 
-        return comparison_text(self)
+        return valid_text(comparison_text(self))  # printable and UTF-8 whatever the names hold

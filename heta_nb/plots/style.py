@@ -72,7 +72,7 @@ def mode_colors(modes: Iterable[str]) -> dict[str, str]:
             colors[mode] = PALETTE[_FIXED_MODES[mode]]
             used.add(_FIXED_MODES[mode])
     for mode in sorted(m for m in modes if m not in colors):
-        start = zlib.crc32(mode.encode()) % len(PALETTE)
+        start = zlib.crc32(mode.encode("utf-8", "surrogatepass")) % len(PALETTE)  # any str, a lone surrogate too
         slot = next(
             (s % len(PALETTE) for s in range(start, start + len(PALETTE)) if s % len(PALETTE) not in used), None
         )

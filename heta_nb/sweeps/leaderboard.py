@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from heta_nb._util.frames import frame as frame_of
+from heta_nb._util.unicode import valid_text
 from heta_nb.comparison.notes import HetaComparisonWarning
 from heta_nb.model.record import RichDisplay
 from heta_nb.model.report import EvaluationReport
@@ -380,7 +381,7 @@ class Leaderboard(RichDisplay):
         return self.sections(source)
 
     def __repr__(self) -> str:
-        return board_text(self._board)
+        return valid_text(board_text(self._board))  # printable and UTF-8 whatever the names hold
 
 
 def _warn_dropped(reports: Sequence[EvaluationReport], found: Sequence[str]) -> list[str]:

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from heta_nb import stats
 from heta_nb._util.frames import frame as frame_of
+from heta_nb._util.frames import python_strings
 from heta_nb._util.text import shorten
 from heta_nb.model.report import EvaluationReport
-from heta_nb.model.summary import as_float
+from heta_nb.model.summary import as_float, numeric_value
 from heta_nb.tables.report import cases_frame
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -392,6 +393,24 @@ def worst_cases(
         (error and answer truncated to 200 characters), the other metrics' values, then
         labels when a benchmark is given.
     """
+    options = (mode, n, benchmark, include_skipped, include_errors)
+    try:
+        return _worst_cases(report, metric, *options)
+    except UnicodeEncodeError:  # a lone surrogate in a name or text: Arrow strings refuse it
+        with python_strings():
+            return _worst_cases(report, metric, *options)
+
+
+def _worst_cases(
+    report: EvaluationReport,
+    metric: str,
+    mode: str | None = None,
+    n: int | None = 10,
+    benchmark: Benchmark | None = None,
+    include_skipped: bool = False,
+    include_errors: bool = True,
+) -> pd.DataFrame:
+    """:func:`worst_cases`, with pandas' string storage as it is set."""
     import pandas as pd
 
     if metric not in report.metric_names:
@@ -410,7 +429,9 @@ def worst_cases(
     frame = cases_frame(report).rename(columns={"query_mode": "mode"})
     frame = frame[frame["mode"].isin(modes)].copy()
     frame["_order"] = frame["mode"].map({m: i for i, m in enumerate(modes)})
-    frame["_value"] = pd.to_numeric(frame[metric].astype("object"), errors="coerce").astype("float64")
+    # value by value: pd.to_numeric overflows on an integer of 400 digits (numeric_value: inf)
+    values = (numeric_value(v) for v in frame[metric].astype("object"))
+    frame["_value"] = pd.Series([math.nan if v is None else v for v in values], index=frame.index, dtype="float64")
     is_error = (frame["status"] == "error").to_numpy()
     keys = list(zip(frame["case_id"], frame["mode"]))
     is_skipped = pd.Series([key in skipped for key in keys], index=frame.index)

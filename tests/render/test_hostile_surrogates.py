@@ -159,19 +159,9 @@ WRITERS: dict[str, Callable[[heta_nb.EvaluationReport], str]] = {
     "gate_repr": lambda r: _texts(_check(r)._repr_mimebundle_()),
 }
 
-_TABLES = "heta_nb/tables (worst_cases builds Arrow-backed string columns that refuse a lone surrogate)"
 _FRAMES = "heta_nb/sweeps/views.wide_frame (pandas Arrow strings refuse a lone surrogate)"
 ELSEWHERE: dict[tuple[str, str], str] = {
-    **{
-        (f, "comparison_text"): "heta_nb/comparison/text.py"
-        for f in ("report_id", "benchmark.name", "benchmark.version", "recipe.step")
-    },
-    **{
-        (f, "leaderboard_text"): "heta_nb/sweeps/views.board_text"
-        for f in ("knowledge_base_name", "benchmark.name", "benchmark.version")
-    },
     **{(f, "leaderboard_sections"): _FRAMES for f in ("knowledge_base_name", "benchmark.name", "benchmark.version")},
-    **{(f, w): _TABLES for f in ("query_mode", "score.name", "error.message") for w in ("sections", "to_notebook")},
 }
 """(field, writer) pairs that still crash in modules this change does not own, and where."""
 
