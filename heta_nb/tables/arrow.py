@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from heta_nb._util.atomic import write_atomically, write_target
 from heta_nb._util.fs import filesystem, read_regular_file, read_url
 from heta_nb._util.optional import require
+from heta_nb._util.unicode import valid_text
 from heta_nb._version import __version__
 from heta_nb.errors import StoreError
 from heta_nb.model.io import local_path
@@ -182,13 +184,17 @@ def to_arrow(report: EvaluationReport, table: str = "cases") -> pa.Table:
         json_columns.append(str(name))
     identity = _identity(report)
     try:
-        frame = _with_identity(frame, identity, table)
-        arrow = pa.Table.from_pandas(frame, preserve_index=False)  # float NaN -> null
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"report {report.report_id!r}: the {table} table holds text Parquet cannot store "
-            f"(a lone surrogate, which UTF-8 cannot encode: {exc.object[exc.start : exc.end]!r})"
-        ) from None
+        arrow = pa.Table.from_pandas(_with_identity(frame.copy(deep=False), identity, table), preserve_index=False)
+    except UnicodeEncodeError:  # a lone surrogate: UTF-8 (so Arrow) cannot hold it; said, never silent
+        frame, replaced = _valid_frame(frame)
+        identity = {name: valid_text(value) for name, value in identity.items()}
+        warnings.warn(
+            f"report {valid_text(report.report_id)!r}: {replaced:,} text(s) of the {table} table held a lone "
+            "surrogate, which UTF-8 cannot encode: written with U+FFFD (\ufffd) in its place",
+            UserWarning,
+            stacklevel=2,
+        )
+        arrow = pa.Table.from_pandas(_with_identity(frame, identity, table), preserve_index=False)
     for name in json_columns:  # one type, with rows or without (a 0-case report's column is all null)
         at = arrow.schema.get_field_index(name)
         arrow = arrow.set_column(at, pa.field(name, pa.large_string()), arrow.column(at).cast(pa.large_string()))
@@ -204,6 +210,34 @@ def to_arrow(report: EvaluationReport, table: str = "cases") -> pa.Table:
     metadata = dict(arrow.schema.metadata or {})
     metadata[_KEY] = json.dumps(meta, ensure_ascii=False).encode("utf-8")
     return arrow.replace_schema_metadata(metadata)
+
+
+def _valid_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``frame`` with every lone surrogate of its text (values, categories, column names) as U+FFFD,
+    and how many strings changed."""
+    import pandas as pd
+
+    changed = 0
+
+    def valid(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, str):
+            fixed = valid_text(value)
+            changed += fixed is not value and fixed != value
+            return fixed
+        return value
+
+    out = {}
+    for name in frame.columns:
+        column = frame[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            column = column.cat.rename_categories([valid(c) for c in column.cat.categories])
+        elif column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+            column = pd.Series([valid(v) for v in column.astype(object)], index=frame.index, dtype=object)
+        out[valid(name)] = column
+    fixed = pd.DataFrame(out, index=frame.index)
+    fixed.attrs.update(frame.attrs)
+    return fixed, changed
 
 
 class _Place:

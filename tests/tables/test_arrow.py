@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -180,8 +181,32 @@ def test_fifos_are_refused_not_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.hostile
-def test_text_parquet_cannot_hold_is_a_clear_error() -> None:
+@pytest.mark.parametrize("field", ["report_id", "mode", "metric", "query", "error"])
+def test_text_parquet_cannot_hold_is_written_with_a_replacement_character_and_said(
+    field: str, tmp_path: Path
+) -> None:
+    """A lone surrogate (valid JSON, no UTF-8) in any text: every table is written, U+FFFD in its
+    place, and a warning says how many texts changed (it crashed to_parquet before)."""
     raw = synthetic_report_dict(3, modes=("m",), error_rate=0.0)
-    raw["report_id"] = "bad\ud800id"
-    with pytest.raises(ValueError, match="lone surrogate"):
-        heta_nb.load_report(raw).to_arrow("summary")
+    bad = "bad\ud800text"
+    if field == "report_id":
+        raw["report_id"] = bad
+    for result in raw["case_results"]:
+        if field == "mode":
+            result["query_mode"] = bad
+        if field == "metric":
+            result["scores"][0]["name"] = bad
+        if field == "query":
+            result["query"] = bad
+        if field == "error":
+            result["response"], result["error"] = None, {"error_type": "E", "message": bad, "retryable": False}
+            result["scores"] = []
+    if field == "mode":
+        raw["query_modes"] = [bad]
+    report = heta_nb.load_report(raw)
+    with pytest.warns(UserWarning, match=r"lone surrogate.*U\+FFFD"):
+        report.to_parquet(tmp_path / "out")
+    tables = heta_nb.read_parquet(tmp_path / "out")
+    shown = json.dumps({name: frame.astype(str).to_dict() for name, frame in tables.items()}, ensure_ascii=False)
+    shown += json.dumps([str(c) for frame in tables.values() for c in frame.columns], ensure_ascii=False)
+    assert "bad\ufffdtext" in shown and "\ud800" not in shown
