@@ -34,6 +34,7 @@ from heta_nb.model.io import load_report
 from heta_nb.model.parse import paused_gc
 from heta_nb.render import RenderLimits, render_comparison_html, render_report_html
 from heta_nb.render.context import comparison_id
+from heta_nb.render.env import title_level
 from heta_nb.render.figures import draw_svg, svg_display_width
 from heta_nb.render.standalone import Page, standalone_document
 
@@ -136,9 +137,10 @@ def _manifest_block(title: str, value: Any, limit: int) -> dict[str, Any]:
 
 
 def _report_document(report: EvaluationReport, limits: ExportLimits, title: str | None, benchmark: Any) -> Page:
-    fragment = render_report_html(
-        report, RenderLimits(max_cases_per_mode=limits.cases_per_mode, max_details=limits.details)
-    )
+    with title_level(2 if title else 1):  # the page's title: <h1>, or <h2> under the caller's heading
+        fragment = render_report_html(
+            report, RenderLimits(max_cases_per_mode=limits.cases_per_mode, max_details=limits.details)
+        )
     info = report.metadata.get("heta_nb")
     writer = f"heta_nb {info.get('version')}" if isinstance(info, Mapping) else "heta-framework"
     facts = [
@@ -207,10 +209,12 @@ def _comparison_document(comparison: Comparison, limits: ExportLimits, title: st
         ("baseline", comparison.baseline),
         ("exported by", f"heta_nb {__version__}"),
     ]
+    with title_level(2 if title else 1):
+        fragment = render_comparison_html(comparison, explorer_links=True)
     return standalone_document(
         title=title or f"heta_nb comparison · {', '.join(comparison.systems)}",
         heading=title,
-        fragment=render_comparison_html(comparison, explorer_links=True),
+        fragment=fragment,
         figures=figures,
         explorer=explorer,
         explorer_rows=max((table["n"] for table in explorer["tables"].values()), default=0),

@@ -8,9 +8,12 @@ rendering nothing. The environment is built on first use only: importing
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import math
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import jinja2
@@ -25,7 +28,36 @@ except ImportError:  # pragma: no cover - orjson is a dependency; Jinja's filter
 from heta_nb._util.unicode import valid_text
 from heta_nb._util.values import int_text
 
-__all__ = ["environment", "format_count", "format_number", "html_safe_json", "html_safe_json_bytes"]
+__all__ = [
+    "environment",
+    "format_count",
+    "format_number",
+    "html_safe_json",
+    "html_safe_json_bytes",
+    "title_level",
+]
+
+_TITLE_LEVEL: contextvars.ContextVar[int] = contextvars.ContextVar("heta_nb_title_level", default=3)
+"""The heading level of a view's title: 3 in a notebook (under the notebook's own headings)."""
+
+
+@contextlib.contextmanager
+def title_level(level: int) -> Iterator[None]:
+    """Render views with their title at heading ``level`` (their sections one below, and so on).
+
+    A standalone page is its view's document: the title is its ``<h1>`` (or ``<h2>`` under a
+    heading the caller chose), sections ``<h2>``, where a notebook output starts at ``<h3>``.
+    """
+    token = _TITLE_LEVEL.set(level)
+    try:
+        yield
+    finally:
+        _TITLE_LEVEL.reset(token)
+
+
+def _heading(level: int) -> str:
+    """``htag(3)`` in a template: the tag of a heading written for a title at level 3."""
+    return f"h{min(6, max(1, level - 3 + _TITLE_LEVEL.get()))}"
 
 _LOCK = threading.Lock()
 _ENV: jinja2.Environment | None = None
@@ -102,6 +134,7 @@ def _build() -> jinja2.Environment:
     env.filters["num"] = format_number
     env.filters["count"] = format_count
     env.filters["tojson"] = _tojson
+    env.globals["htag"] = _heading
     return env
 
 

@@ -65,6 +65,7 @@ def board_html(board: Any, *, title: str | None = None) -> Page:
     """The standalone page of ``board`` (:func:`heta_nb.to_html` writes it)."""
     from heta_nb.explorer.page import page_script, page_styles
     from heta_nb.render import render_leaderboard_html
+    from heta_nb.render.env import title_level
     from heta_nb.render.figures import draw_svg
     from heta_nb.render.standalone import standalone_document
 
@@ -84,9 +85,11 @@ def board_html(board: Any, *, title: str | None = None) -> Page:
         )
     key = "|".join([*board.benchmarks, *board.systems, *board.metrics])
     explorer = _explorer(board)
+    with title_level(1):  # the page's title (no heading above it)
+        fragment = render_leaderboard_html(board)
     page = standalone_document(
         title=title or f"heta_nb leaderboard · {', '.join(board.benchmarks)}",
-        fragment=render_leaderboard_html(board),
+        fragment=fragment,
         figures=figures,
         explorer=explorer,
         explorer_rows=explorer["tables"][""]["n"],
