@@ -144,5 +144,9 @@ def test_run_view_is_a_static_progress_snapshot() -> None:
     assert "3 / 10" in text and "(30.0%)" in text and "Run cancelled" in text
     assert "TimeoutError" in text and "slow" in text and "watch out" in text
     assert "1.000" in text and "0.000" in text  # running means per mode
+    # titled by what runs (the KB on the benchmark), not by the report's generated id
+    title = re.search(r'<h3 class="heta-title">(.*?)</h3>', render_run_html(run_state()), re.S)
+    assert title is not None and re.sub(r"<[^>]+>", "", title[1]) == "Evaluation of kb on b 1 test"
+    assert "report r1" in text
     running = Page(render_run_html(replay([], run_state("complete").__class__())))
     assert "pending" in running.text
