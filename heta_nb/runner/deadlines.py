@@ -71,10 +71,11 @@ class Deadlines:
         """Seconds between the watchdog's wake-ups."""
         self.beat = time.perf_counter()
         """When the watchdog last woke (written on the loop, read by the monitor thread)."""
-        self.stalls: dict[asyncio.Task[object], list[float]] = {}
-        """Worker -> ``[start, last]``: when it started blocking the loop and when it was last seen
-        blocking it (``perf_counter`` seconds; set by the monitor thread, popped by the worker
-        once the call that blocked returns)."""
+        self.stalls: dict[asyncio.Task[object], list[float]] = {}  # (see StallMonitor)
+        """Worker -> ``[start, last, starved]``: when it started blocking the loop, when it was last
+        seen blocking it (``perf_counter`` seconds) and how long of that the loop's thread only
+        waited for a CPU (set by the monitor thread, popped by the worker once the call that
+        blocked returns)."""
         self._monitor = StallMonitor(self, warn=warn) if monitor else None
         self._watchdog: asyncio.Task[None] | None = None
 

@@ -6,22 +6,35 @@ update runs until it returns, so the watchdog cannot stop it at its timeout. The
 :class:`StallMonitor` thread wakes every tick; when the loop's heartbeat (the
 watchdog's last wake-up) is older than :attr:`Deadlines.stall_s`, it records the
 task the loop is running, when it started blocking and when it was last seen blocking
-(``[start, last]``, each within a tick). The case runner looks at that record (a dict
+(``[start, last, starved]``, each within a tick). The case runner looks at that record (a dict
 lookup, only when the dict is not empty) after each call it makes.
 
-Per case the thread costs nothing: it only reads a float each tick. It stops with
-the run (or with its loop).
+A loop that only waits for a CPU (another process takes them all) is not blocked by
+its task: where Linux tells (``/proc/self/task/<tid>/schedstat``: how long the thread
+sat runnable on a run queue), that time is counted in the record (its third item) and
+left out of the block, so a busy machine is not blamed on the KB.
+
+Per case the thread costs nothing: it reads a float, and a small proc file, each tick.
+It stops with the run (or with its loop).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-__all__ = ["MIN_INTERVAL_S", "Heartbeat", "StallMonitor", "blocked_message", "blocked_seconds"]
+__all__ = [
+    "MIN_INTERVAL_S",
+    "Heartbeat",
+    "StallMonitor",
+    "blocked_message",
+    "blocked_seconds",
+    "runqueue_wait_reader",
+]
 
 MIN_INTERVAL_S = 0.02
 """The monitor thread wakes at most 50 times a second, whatever the tick."""
@@ -33,7 +46,8 @@ class Heartbeat(Protocol):
     beat: float
     """When the loop last beat (``perf_counter`` seconds)."""
     stalls: dict[Any, list[float]]
-    """Task -> ``[start, last]`` of its block, filled by the monitor."""
+    """Task -> ``[start, last, starved]`` of its block, filled by the monitor (``starved``: seconds
+    of it the loop thread only waited for a CPU)."""
 
     @property
     def monitor_interval(self) -> float:
@@ -46,6 +60,22 @@ class Heartbeat(Protocol):
         ...
 
 
+def runqueue_wait_reader(native_id: int) -> Callable[[], float] | None:
+    """A function reading how long thread ``native_id`` of this process has waited for a CPU
+    (seconds, growing), or None where the system does not say (not Linux, no schedstat)."""
+    path = f"/proc/self/task/{native_id}/schedstat"
+
+    def read() -> float:
+        with open(path, "rb") as handle:  # (procfs: a regular file that never blocks)
+            return int(handle.read().split()[1]) / 1e9
+
+    try:
+        read()
+    except (OSError, ValueError, IndexError):
+        return None
+    return read
+
+
 class StallMonitor:
     """The thread that records, in ``deadlines.stalls``, the task a blocked loop is running.
 
@@ -54,9 +84,17 @@ class StallMonitor:
         warn: receives (on the loop) a message if the monitor itself fails (it then stops; the run goes on).
     """
 
-    def __init__(self, deadlines: Heartbeat, *, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        deadlines: Heartbeat,
+        *,
+        warn: Callable[[str], None] | None = None,
+        runqueue_wait: Callable[[int], Callable[[], float] | None] = runqueue_wait_reader,
+    ) -> None:
         self._deadlines = deadlines
         self._warn = warn
+        self._runqueue_wait = runqueue_wait
+        """``native thread id -> reader`` of the loop thread's CPU wait (tests pass their own)."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -65,8 +103,9 @@ class StallMonitor:
         if self._thread is not None:
             return
         self._stop = threading.Event()  # (a thread a slow stop() gave up joining keeps its own, set, event)
+        waited = self._runqueue_wait(threading.get_native_id())  # (start runs on the loop's thread)
         self._thread = threading.Thread(
-            target=self._run, args=(loop, self._stop), name="heta_nb-loop-monitor", daemon=True
+            target=self._run, args=(loop, self._stop, waited), name="heta_nb-loop-monitor", daemon=True
         )
         self._thread.start()
 
@@ -77,19 +116,24 @@ class StallMonitor:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=1.0)
 
-    def _run(self, loop: asyncio.AbstractEventLoop, stop: threading.Event) -> None:
+    def _run(self, loop: asyncio.AbstractEventLoop, stop: threading.Event, waited: Callable[[], float] | None) -> None:
         deadlines = self._deadlines
         interval = deadlines.monitor_interval
         stall_s = deadlines.stall_s
         stalls = deadlines.stalls
         previous: Any = None
         previous_at = 0.0
+        # (when, the loop thread's CPU wait then): the looks of the last few stall thresholds
+        looks: collections.deque[tuple[float, float]] = collections.deque(maxlen=4 * int(stall_s / interval) + 4)
+        wait_start = 0.0
         try:
             while not stop.wait(interval):
                 if loop.is_closed():
                     return
                 since = deadlines.beat
                 now = time.perf_counter()
+                wait_now = waited() if waited is not None else 0.0
+                looks.append((now, wait_now))
                 if now - since <= stall_s:
                     previous = None
                     continue
@@ -99,9 +143,13 @@ class StallMonitor:
                     continue
                 record = stalls.get(task)
                 if record is None:  # it started blocking at the last beat, or after the task seen last
-                    stalls[task] = [since if previous is None else previous_at, now]
+                    start = since if previous is None else previous_at
+                    # its CPU wait counts from the last look at or before its start (or the oldest kept)
+                    wait_start = next((w for t, w in reversed(looks) if t <= start), looks[0][1])
+                    stalls[task] = [start, now, wait_now - wait_start]
                 else:
                     record[1] = now
+                    record[2] = wait_now - wait_start  # seconds the loop thread only waited for a CPU
                 previous, previous_at = task, now
         except Exception as exc:  # noqa: BLE001 - a monitor must never take the run down
             if self._warn is not None and not loop.is_closed():
@@ -117,9 +165,11 @@ def blocked_seconds(record: list[float], now: float, interval: float) -> float:
 
     The block ended after the monitor last saw it (``record[1]``) and at most one
     ``interval`` later, or earlier still if ``now`` is (a call that returns the moment
-    it stops blocking is read at once).
+    it stops blocking is read at once). The time the loop thread only waited for a CPU
+    (``record[2]``, where the system says) is not the task's.
     """
-    return min(now, record[1] + interval) - record[0]
+    starved = record[2] if len(record) > 2 else 0.0
+    return max(0.0, min(now, record[1] + interval) - record[0] - starved)
 
 
 def blocked_message(what: str, seconds: float, fix: str) -> str:
