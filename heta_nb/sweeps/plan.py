@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from heta_nb.errors import HetaNbError
+from heta_nb.sweeps.collisions import CellPaths, refuse_colliding, store_folder
 
 __all__ = ["CONTROLLED", "PairSpec", "SweepError", "is_recipe", "plan_pairs"]
 
@@ -75,6 +76,8 @@ def _named(values: Any, what: str) -> dict[str, Any]:
     for name, value in values.items():
         if not isinstance(name, str) or not name.strip():
             raise SweepError(f"{what}: every name must be a non-blank string, got {name!r}")
+        if name.strip() in named:
+            raise SweepError(f"{what}: {name!r} and {name.strip()!r} are one name (spaces around a name are dropped)")
         named[name.strip()] = value
     return named
 
@@ -123,14 +126,9 @@ def _check_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     return dict(settings)
 
 
-def _report_id(name: str, benchmark: str, taken: set[str]) -> str:
-    base = _ID_CHARS.sub("_", f"{name}--{benchmark}").strip("._") or "sweep"
-    candidate, count = base[:120], 1
-    while candidate in taken:
-        count += 1
-        candidate = f"{base[:112]}-{count}"
-    taken.add(candidate)
-    return candidate
+def _report_id(name: str, benchmark: str) -> str:
+    """``{name}--{benchmark}`` as a report id (two that slug alike are refused by :func:`refuse_colliding`)."""
+    return (_ID_CHARS.sub("_", f"{name}--{benchmark}").strip("._") or "sweep")[:120]
 
 
 def plan_pairs(
@@ -198,15 +196,28 @@ def plan_pairs(
                 "all of raw/). Pass a factory that makes a fresh recipe in a folder instead, e.g. "
                 "functools.partial(heta_nb.demo.heta_recipes.demo_recipe, chunk_size=160, overlap=20)"
             )
+    report_ids = {bench_label: _report_id(name.strip(), bench_label) for bench_label in bench}
+    folders = {
+        (label, bench_label): folder_of(label, bench_label) if kind == "factory" else None
+        for bench_label in bench
+        for label, (kind, _) in systems.items()
+    }
+    # every path a cell writes, checked with the store's slug before anything is built, queried or read
+    refuse_colliding(
+        (
+            CellPaths(label, bench_label, report_ids[bench_label], folder)
+            for (label, bench_label), folder in folders.items()
+        ),
+        SweepError,
+    )
     pairs: list[PairSpec] = []
-    taken: set[str] = set()
     report_store = None
     if store is not None:
         from heta_nb.store import ReportStore
 
         report_store = store if isinstance(store, ReportStore) else ReportStore(store)
     for bench_label, benchmark in bench.items():
-        report_id = _report_id(name.strip(), bench_label, taken)
+        report_id = report_ids[bench_label]
         for label, (kind, value) in systems.items():
             metadata = {
                 **user_metadata,
@@ -240,7 +251,7 @@ def plan_pairs(
                 settings=dict(settings),
                 metadata=metadata,
                 store=store,
-                folder=folder_of(label, bench_label) if kind == "factory" else None,
+                folder=folders[(label, bench_label)],
             )
             if report_store is not None:
                 from heta_nb.store.names import safe_slug
@@ -265,12 +276,28 @@ def _start(spec: PairSpec, store: Any, rerun: bool) -> Start:
     if interrupted or not exists:
         return "resume"
     report = store.load(spec.recipe, spec.report_id)
+    _check_same_names(spec, report)
     recorded = report.metadata.get("heta_nb")
     info = recorded if isinstance(recorded, Mapping) else {}
     if info.get("status", "complete") != "complete":
         return "resume"
     _check_same_settings(spec, report, info)
     return "reuse"
+
+
+def _check_same_names(spec: PairSpec, report: Any) -> None:
+    """Refuse a stored report another sweep wrote under names that slug like this pair's (one folder, two names)."""
+    stored = report.metadata.get("sweep")
+    if not isinstance(stored, Mapping):
+        return
+    mine = spec.metadata.get("sweep") or {}
+    for key, what in (("name", "sweep names"), ("recipe", "names"), ("benchmark", "benchmark names")):
+        theirs, ours = stored.get(key), mine.get(key)
+        if isinstance(theirs, str) and isinstance(ours, str) and theirs != ours:
+            raise SweepError(
+                f"{what} {theirs!r} (stored) and {ours!r} would share one report folder "
+                f"{store_folder(spec.recipe, spec.report_id)!r}; use another name, or rerun=True to replace it"
+            )
 
 
 def _check_same_settings(spec: PairSpec, report: Any, info: Mapping[str, Any]) -> None:
