@@ -30,7 +30,7 @@ from heta_nb.runner.encode import encode_result, unencodable
 from heta_nb.runner.errors import RunError
 from heta_nb.runner.kb import KnowledgeBaseAdapter
 
-__all__ = ["BatchTask", "UnitContext", "no_kb", "run_batch", "unit_payload"]
+__all__ = ["BatchTask", "UnitContext", "no_kb", "run_batch", "unit_context", "unit_payload"]
 
 BatchTask = tuple[tuple[int, int, int], Any, str]
 """``(result key, case, mode)``: one query of a batch (the key says where the result goes)."""
@@ -161,6 +161,15 @@ async def _load(recipe: Any, name: str, query_engines: Any) -> Any:
     from heta_framework.kb import KnowledgeBase
 
     return await KnowledgeBase.load(recipe=recipe, name=name, query_engines=query_engines)
+
+
+def unit_context(payload: bytes) -> bytes:
+    """The Dask task holding a unit's :func:`unit_payload` bytes for its batches.
+
+    A task rather than scattered data: when the worker holding it dies, the scheduler runs
+    it again (scattered data would be lost, and every batch with it).
+    """
+    return payload
 
 
 def run_batch(token: str, payload: bytes, batch: bytes) -> dict[str, Any]:

@@ -5,8 +5,11 @@ and the report. For each run unit, :meth:`DaskCases.run_unit` sends the unit's c
 (settings, evaluators, the KB: see :mod:`heta_nb.runner.dask_worker`) to every worker once,
 submits the unit's pending queries in batches, and hands each finished batch's encoded
 results to the engine as it arrives (``distributed.as_completed``). A batch whose worker
-died is run again elsewhere by Dask; the engine skips results it already recorded, so no
-case is lost or recorded twice. Cancelling cancels the batches' futures.
+died is run again elsewhere by Dask; one Dask gives up on (``KilledWorker``) is split, down
+to single cases, and a case that kills its worker again when run alone is recorded as its
+error (:mod:`heta_nb.runner.worker_deaths`); after a death, at most one batch per worker
+thread is in flight. The engine skips results it already recorded,
+so no case is lost or recorded twice. Cancelling cancels the batches' futures.
 
 Needs the ``[dask]`` extra (``distributed`` is imported only when an executor is used).
 """
@@ -15,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import os
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +31,10 @@ from typing import Any
 from heta_nb._util.text import describe_error
 from heta_nb.evaluators import PreparedEvaluator
 from heta_nb.runner.config import RunConfig
-from heta_nb.runner.dask_worker import BatchTask, run_batch, unit_payload
+from heta_nb.runner.dask_worker import BatchTask, run_batch, unit_context, unit_payload
 from heta_nb.runner.errors import RunError
 from heta_nb.runner.plan import CaseTask, ResultKey
+from heta_nb.runner.worker_deaths import Triage, death_kind, worker_died_result
 
 __all__ = [
     "GUIDE",
@@ -55,6 +61,9 @@ QUIET_WORKERS = {"distributed.worker.profile.enabled": False}
 """The Dask settings ``executor="dask"`` starts its workers with: Dask's statistical profiler
 samples every worker thread's stack every 10 ms, which costs a CPU-bound KB's queries about a
 third more CPU (measured by ``benchmarks/dask_evaluate.py``)."""
+
+_ALL_IN = object()
+"""What the feeder passes on once every case of the unit is in (its result, or its error)."""
 
 Take = Callable[[str, Sequence[tuple[ResultKey, dict[str, Any], bytes]]], None]
 """The engine's hand for a finished batch: ``take(unit_id, [(key, result JSON object, its JSON)])``."""
@@ -198,15 +207,17 @@ class DaskCases:
 
         feeder = threading.Thread(
             target=self._feed,
-            args=(token, payload, batches, live, stop, put),
+            args=(token, payload, batches, unit, live, stop, put),
             name="heta_nb-dask-results",
             daemon=True,
         )
         feeder.start()
         warned = self._warned
         try:
-            for _ in batches:
+            while True:  # (a batch whose worker died comes back in parts: the feeder says when all are in)
                 outcome = await arrived.get()
+                if outcome is _ALL_IN:
+                    break
                 if isinstance(outcome, BaseException):
                     raise RunError(
                         f"executor: a batch of cases failed on Dask: {describe_error(outcome, 500, with_type=True)}"
@@ -229,36 +240,125 @@ class DaskCases:
         token: str,
         payload: bytes,
         batches: list[list[BatchTask]],
+        unit: RemoteUnit,
         live: _Live,
         stop: threading.Event,
         put: Callable[[Any], None],
     ) -> None:
-        """Submit the batches and pass on each outcome as it arrives (runs in a thread of its own)."""
-        as_completed = _distributed().as_completed
+        """Submit the batches and pass on each outcome as it arrives, then :data:`_ALL_IN` (runs in a thread).
+
+        A batch whose worker died is split and sent again, and a case that kills its worker
+        alone is passed on as its error (see :mod:`heta_nb.runner.worker_deaths`).
+        """
+        distributed = _distributed()
         import cloudpickle
 
         client = self.client
-        try:
-            shared = client.scatter(payload, broadcast=True, hash=False)
-            futures = [  # (a batch as bytes: Dask would walk and hash its cases, 0.4 ms each)
-                client.submit(run_batch, token, shared, cloudpickle.dumps(batch), pure=False, key=f"{token}-{index}")
-                for index, batch in enumerate(batches)
-            ]
-            live.add(futures)
-            if stop.is_set():  # cancelled while the batches were being sent
-                client.cancel(futures)
+        names = itertools.count()
+        held: dict[str, list[BatchTask]] = {}
+        """The batches sent and not yet taken, by key."""
+        flying: dict[str, Any] = {}
+        """Their futures."""
+        alone: set[str] = set()
+        """The keys of suspects run alone (nothing else of the unit in flight)."""
+        waiting: deque[tuple[list[BatchTask], bool]] = deque()
+        """Batches to send (after a death: once fewer are in flight)."""
+        careful: list[bool] = []
+        threads = max(1, int(self.info["threads"]))
+        triage = Triage()
+        context: list[Any] = []
+        completed = distributed.as_completed()
+
+        def shared() -> Any:
+            # The unit's context as a task, not scattered data: a worker that dies holding it does
+            # not lose it (the scheduler runs the task again); one that failed is sent again.
+            if not context or context[-1].status in ("error", "cancelled", "lost"):
+                future = client.submit(unit_context, payload, pure=False, key=f"{token}-context-{len(context)}")
+                context.append(future)  # (not in ``live``: released with the batches, never cancelled)
+            return context[-1]
+
+        def submit(batch: list[BatchTask], by_itself: bool = False) -> None:
+            key = f"{token}-{next(names)}"  # (a batch as bytes: Dask would walk and hash its cases, 0.4 ms each)
+            future = client.submit(run_batch, token, shared(), cloudpickle.dumps(batch), pure=False, key=key)
+            held[key], flying[key] = batch, future
+            if by_itself:
+                alone.add(key)
+            live.add([future])
+            completed.add(future)
+
+        def top_up() -> None:
+            while waiting and (not careful or len(flying) < threads):
+                submit(*waiting.popleft())
+
+        def be_careful() -> None:
+            # After a death, at most one batch a worker thread is in flight: Dask blames every task
+            # a dying worker holds, so fewer held means fewer innocent batches split or suspected.
+            if careful:
                 return
-            completed = as_completed(futures, with_results=True, raise_errors=False)
-            del futures
-            for future, outcome in completed:
+            careful.append(True)
+            queued = [future for future in flying.values() if not future.done()]
+            client.cancel(queued)
+            for future in queued:
+                waiting.append((held.pop(future.key), future.key in alone))
+                del flying[future.key]
                 live.discard(future)
-                del future  # released: Dask need not keep (or recompute) a batch already taken
-                if stop.is_set():
-                    return
-                put(outcome)
+
+        try:
+            waiting.extend((batch, False) for batch in batches)
+            top_up()
+            if stop.is_set():  # cancelled while the batches were being sent
+                client.cancel(list(flying.values()))
+                return
+            while True:
+                for future in completed:
+                    key = future.key
+                    batch = held.pop(key, None)
+                    flying.pop(key, None)
+                    if batch is None:  # (cancelled by be_careful, and queued again)
+                        continue
+                    if stop.is_set():
+                        return
+                    try:
+                        outcome = future.result()
+                    except BaseException as exc:  # noqa: BLE001 - sorted below
+                        outcome = exc
+                    live.discard(future)
+                    del future  # released: Dask need not keep (or recompute) a batch already taken
+                    if stop.is_set():
+                        return
+                    if not isinstance(outcome, BaseException):
+                        put(outcome)
+                        top_up()
+                        continue
+                    kind = death_kind(outcome, key)
+                    if kind == "killed" or kind == "lost":
+                        be_careful()
+                    if kind == "lost" and triage.lost_again(batch):
+                        waiting.appendleft((batch, key in alone))
+                    elif kind != "killed":
+                        put(outcome)
+                        return
+                    else:
+                        again, killers = triage.killed(batch, alone=key in alone)
+                        waiting.extendleft((part, False) for part in reversed(again))
+                        if killers:
+                            results = [worker_died_result(t, unit.unit_id, unit.kb_name, outcome) for t in killers]
+                            put({"results": results, "warnings": [], "open_s": None})
+                    top_up()
+                if waiting:
+                    top_up()
+                    continue
+                suspect = triage.next_suspect()
+                if suspect is None:
+                    break
+                submit([suspect], True)  # alone: nothing else of the unit is in flight
+            put(_ALL_IN)
         except BaseException as exc:  # noqa: BLE001 - the run fails with it
             if not stop.is_set():
                 put(exc)
+        finally:  # every future released now (a caught exception's traceback holds this frame)
+            context.clear()
+            flying.clear()
 
 
 class _Live:
