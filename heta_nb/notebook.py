@@ -27,6 +27,7 @@ __all__ = [
     "FigureView",
     "TableView",
     "comparison_figure",
+    "display_bundle",
     "figure_view",
     "md_escape",
     "sections",
@@ -121,8 +122,8 @@ def figure_view(report: Any, kind: str, metric: str | None = None) -> FigureView
     raise ValueError("figure kind must be 'summary' or 'scores' (with a metric)")
 
 
-def _bundle(obj: Any) -> dict[str, Any]:
-    """The display data IPython would produce for ``obj`` (our objects and DataFrames)."""
+def display_bundle(obj: Any) -> dict[str, Any]:
+    """The display data IPython would produce for ``obj`` (our objects and DataFrames), as UTF-8 text."""
     if hasattr(obj, "_repr_mimebundle_"):
         data = obj._repr_mimebundle_()
         bundle = dict(data[0] if isinstance(data, tuple) else data)
@@ -160,7 +161,7 @@ class _Builder:
         if show and value is not None:
             count = sum(1 for c in self.cells if c.cell_type == "code") + 1
             cell["execution_count"] = count
-            cell["outputs"] = [self.v4.new_output("execute_result", data=_bundle(value), execution_count=count)]
+            cell["outputs"] = [self.v4.new_output("execute_result", data=display_bundle(value), execution_count=count)]
         self.cells.append(cell)
 
 

@@ -137,7 +137,8 @@ def board_sections(board: Any, source: Any = None) -> list[Any]:
     """
     import nbformat.v4 as v4
 
-    from heta_nb.notebook import md_escape, table_view
+    from heta_nb._util.unicode import valid_text
+    from heta_nb.notebook import display_bundle, md_escape, table_view
     from heta_nb.stats.format import p_text
 
     names = "|".join(["leaderboard", *board.benchmarks, *board.systems])
@@ -151,10 +152,8 @@ def board_sections(board: Any, source: Any = None) -> list[Any]:
 
     def code(source_text: str, value: Any) -> None:
         count = sum(1 for c in cells if c.cell_type == "code") + 1
-        bundle = value._repr_mimebundle_()
-        bundle = bundle[0] if isinstance(bundle, tuple) else bundle
-        cell = v4.new_code_cell(source_text, execution_count=count)
-        cell["outputs"] = [v4.new_output("execute_result", data=dict(bundle), execution_count=count)]
+        cell = v4.new_code_cell(valid_text(source_text), execution_count=count)
+        cell["outputs"] = [v4.new_output("execute_result", data=display_bundle(value), execution_count=count)]
         add(cell)
 
     lines = [

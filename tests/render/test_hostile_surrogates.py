@@ -159,10 +159,7 @@ WRITERS: dict[str, Callable[[heta_nb.EvaluationReport], str]] = {
     "gate_repr": lambda r: _texts(_check(r)._repr_mimebundle_()),
 }
 
-_FRAMES = "heta_nb/sweeps/views.wide_frame (pandas Arrow strings refuse a lone surrogate)"
-ELSEWHERE: dict[tuple[str, str], str] = {
-    **{(f, "leaderboard_sections"): _FRAMES for f in ("knowledge_base_name", "benchmark.name", "benchmark.version")},
-}
+ELSEWHERE: dict[tuple[str, str], str] = {}
 """(field, writer) pairs that still crash in modules this change does not own, and where."""
 
 
