@@ -59,6 +59,7 @@ def _heading(level: int) -> str:
     """``htag(3)`` in a template: the tag of a heading written for a title at level 3."""
     return f"h{min(6, max(1, level - 3 + _TITLE_LEVEL.get()))}"
 
+
 _LOCK = threading.Lock()
 _ENV: jinja2.Environment | None = None
 

@@ -182,9 +182,7 @@ def test_fifos_are_refused_not_read(tmp_path: Path) -> None:
 
 @pytest.mark.hostile
 @pytest.mark.parametrize("field", ["report_id", "mode", "metric", "query", "error"])
-def test_text_parquet_cannot_hold_is_written_with_a_replacement_character_and_said(
-    field: str, tmp_path: Path
-) -> None:
+def test_text_parquet_cannot_hold_is_written_with_a_replacement_character_and_said(field: str, tmp_path: Path) -> None:
     """A lone surrogate (valid JSON, no UTF-8) in any text: every table is written, U+FFFD in its
     place, and a warning says how many texts changed (it crashed to_parquet before)."""
     raw = synthetic_report_dict(3, modes=("m",), error_rate=0.0)
