@@ -9,9 +9,13 @@ nothing is replaced, and the common case costs nothing. pandas is imported when 
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["frame", "python_strings", "text_array"]
+__all__ = ["frame", "python_strings", "text_array", "with_python_strings_if_refused"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def python_strings() -> Any:
@@ -42,3 +46,21 @@ def text_array(values: Any, dtype: Any) -> Any:
         if isinstance(dtype, pd.StringDtype):
             return pd.array(values, dtype=pd.StringDtype("python", na_value=dtype.na_value))
         return pd.array(values, dtype=object)
+
+
+def with_python_strings_if_refused(build: F) -> F:
+    """``build(...)``, run again with Python-stored strings when Arrow refuses a text it holds.
+
+    For functions that work on frames of untrusted names (``Series.map``, ``isin``, ``rename``
+    build Arrow string arrays of them): the common case runs as pandas would.
+    """
+
+    @functools.wraps(build)
+    def built(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return build(*args, **kwargs)
+        except UnicodeEncodeError:  # a lone surrogate: Arrow strings refuse it, Python ones keep it
+            with python_strings():
+                return build(*args, **kwargs)
+
+    return built  # type: ignore[return-value]

@@ -26,7 +26,7 @@ from heta_nb.runner.kb import ExitRaised, InvalidResponseError, normalize_respon
 from heta_nb.runner.stalls import blocked_message, blocked_seconds
 from heta_nb.runner.user_calls import CallTimeout, UserCalls
 
-__all__ = ["CURRENT_CASE", "EXITS", "CaseRunner", "error_data", "error_score"]
+__all__ = ["CURRENT_CASE", "EXITS", "CaseRunner", "error_data", "error_score", "lost_case_result"]
 
 CURRENT_CASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("heta_nb_current_case", default=None)
 """The case id whose query is running (an async KB reads it: :func:`heta_nb.rescore` replays by case)."""
@@ -38,6 +38,27 @@ EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 ``Timeout``, trio's ``Cancelled``...) is recorded there as that case's (or score's) error."""
 _KB_FIX = "run blocking code in a thread (asyncio.to_thread) or make `query` a plain function"
 _EVALUATOR_FIX = "run blocking code in a thread (asyncio.to_thread) or keep the evaluator's work short"
+
+
+def lost_case_result(
+    error: dict[str, Any], unit_id: str, kb_name: str, case_index: int, case: Any, mode: str
+) -> dict[str, Any]:
+    """The result of a case whose run ended before any response or score (an exit from user code,
+    a worker that died): ``error`` (:func:`error_data`), no latency measured."""
+    return {
+        "case_id": case.case_id,
+        "query": case.query,
+        "query_mode": mode,
+        "scores": [],
+        "response": None,
+        "latency_ms": 0.0,
+        "error": error,
+        "metadata": {
+            "benchmark_run_unit": unit_id,
+            "knowledge_base_name": kb_name,
+            "heta_nb": {"case_index": case_index, "attempts": 1, "latency_unknown": True},
+        },
+    }
 
 
 class CaseRunner:
@@ -311,20 +332,7 @@ class CaseRunner:
     ) -> dict[str, Any]:
         """The result of a case whose :meth:`run` ended with ``exc`` from KB or evaluator code."""
         error = error_data(type(exc).__name__, describe_error(exc) or type(exc).__name__, False, 1, exc)
-        return {
-            "case_id": case.case_id,
-            "query": case.query,
-            "query_mode": mode,
-            "scores": [],
-            "response": None,
-            "latency_ms": 0.0,
-            "error": error,
-            "metadata": {
-                "benchmark_run_unit": unit_id,
-                "knowledge_base_name": kb_name,
-                "heta_nb": {"case_index": case_index, "attempts": 1, "latency_unknown": True},
-            },
-        }
+        return lost_case_result(error, unit_id, kb_name, case_index, case, mode)
 
     def _escaped(self, exc: Exception) -> BaseException:
         """The exit an :class:`ExitRaised` carries (a pool thread's, or a Python 3.10 guard's), else ``exc``.

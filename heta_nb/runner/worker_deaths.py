@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from heta_nb._util.text import describe_error
-from heta_nb.runner.case import error_data
+from heta_nb.runner.case import error_data, lost_case_result
 from heta_nb.runner.dask_worker import BatchTask
 from heta_nb.runner.encode import encode_result
 
@@ -100,19 +100,7 @@ def worker_died_result(
     """The recorded result of a case that killed its worker: ``(key, result JSON object, its JSON)``."""
     key, case, mode = task
     said = describe_error(exc, 300, with_type=True).replace("\n", " ")
-    data = {
-        "case_id": case.case_id,
-        "query": case.query,
-        "query_mode": mode,
-        "scores": [],
-        "response": None,
-        "latency_ms": 0.0,
-        "error": error_data(WORKER_DIED, f"{MESSAGE} (Dask: {said})", False, 1),
-        "metadata": {
-            "benchmark_run_unit": unit_id,
-            "knowledge_base_name": kb_name,
-            "heta_nb": {"case_index": key[1], "attempts": 1, "latency_unknown": True},
-        },
-    }
+    error = error_data(WORKER_DIED, f"{MESSAGE} (Dask: {said})", False, 1)
+    data = lost_case_result(error, unit_id, kb_name, key[1], case, mode)
     data, encoded = encode_result(data, None, mode)
     return tuple(key), data, encoded  # type: ignore[return-value]

@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from heta_nb._util.frames import frame as frame_of
-from heta_nb._util.frames import python_strings
+from heta_nb._util.frames import with_python_strings_if_refused
 from heta_nb.stats.format import p_text
 from heta_nb.sweeps.board import Board, Cell, verdict_of
 
@@ -109,16 +109,9 @@ def board_rows(board: Board) -> list[dict[str, Any]]:
     return rows
 
 
+@with_python_strings_if_refused  # (a lone surrogate in a name)
 def wide_frame(board: Board) -> pd.DataFrame:
     """Means: one row per system, columns ``(benchmark, metric)``, plus its ``mean rank``."""
-    try:
-        return _wide_frame(board)
-    except UnicodeEncodeError:  # a lone surrogate in a name: Arrow strings refuse it, Python ones keep it
-        with python_strings():
-            return _wide_frame(board)
-
-
-def _wide_frame(board: Board) -> pd.DataFrame:
     import pandas as pd
 
     columns = pd.MultiIndex.from_tuples([(b, m) for b in board.benchmarks for m in board.metrics])

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from heta_nb import stats
 from heta_nb._util.frames import frame as frame_of
-from heta_nb._util.frames import python_strings
+from heta_nb._util.frames import with_python_strings_if_refused
 from heta_nb._util.text import shorten
 from heta_nb.model.report import EvaluationReport
 from heta_nb.model.summary import as_float, numeric_value
@@ -362,6 +362,7 @@ def label_breakdown(
     return frame
 
 
+@with_python_strings_if_refused  # (a lone surrogate in a mode, metric or text)
 def worst_cases(
     report: EvaluationReport,
     metric: str,
@@ -393,24 +394,6 @@ def worst_cases(
         (error and answer truncated to 200 characters), the other metrics' values, then
         labels when a benchmark is given.
     """
-    options = (mode, n, benchmark, include_skipped, include_errors)
-    try:
-        return _worst_cases(report, metric, *options)
-    except UnicodeEncodeError:  # a lone surrogate in a name or text: Arrow strings refuse it
-        with python_strings():
-            return _worst_cases(report, metric, *options)
-
-
-def _worst_cases(
-    report: EvaluationReport,
-    metric: str,
-    mode: str | None = None,
-    n: int | None = 10,
-    benchmark: Benchmark | None = None,
-    include_skipped: bool = False,
-    include_errors: bool = True,
-) -> pd.DataFrame:
-    """:func:`worst_cases`, with pandas' string storage as it is set."""
     import pandas as pd
 
     if metric not in report.metric_names:
