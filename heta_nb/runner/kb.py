@@ -18,6 +18,7 @@ import asyncio
 import copy
 import functools
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -35,6 +36,7 @@ from heta_nb.runner.plain_scores import without_numpy_scores
 __all__ = [
     "THREAD_LEFT_RUNNING",
     "ExitRaised",
+    "call_left_thread",
     "InvalidResponseError",
     "KnowledgeBaseAdapter",
     "kb_attribute",
@@ -46,6 +48,13 @@ _QUERY_KEYWORDS = ("mode", "top_k", "options", "trace")
 THREAD_LEFT_RUNNING = "the KB's thread was left running"
 """The message of the ``CancelledError`` that ends a call abandoned while its thread runs the KB."""
 _SCALARS = (str, int, float, bool, type(None))
+_LEFT_THREAD: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+"""Tasks whose call of a sync KB ended with its thread left running (see :func:`call_left_thread`)."""
+
+
+def call_left_thread(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` (awaiting :meth:`KnowledgeBaseAdapter.in_thread`) left its KB thread running."""
+    return task in _LEFT_THREAD
 
 
 class InvalidResponseError(ValueError):
@@ -192,6 +201,9 @@ class KnowledgeBaseAdapter:
             if self._pool is pool:  # its thread is stuck in the KB
                 self._pool = None
                 pool.shutdown(wait=False)
+            task = asyncio.current_task()
+            if task is not None:  # (Python 3.10 drops the message below when the task is awaited)
+                _LEFT_THREAD.add(task)
             raise asyncio.CancelledError(THREAD_LEFT_RUNNING) from None
         return result
 

@@ -44,7 +44,7 @@ from heta_nb._util.aio import ABANDONED, GRACE_S, RETURNED_LATE, abandon, retrie
 from heta_nb._util.text import describe_error
 from heta_nb.runner.errors import ExitRaised, RunError
 from heta_nb.runner.interrupts import users_interrupt
-from heta_nb.runner.kb import THREAD_LEFT_RUNNING, KnowledgeBaseAdapter
+from heta_nb.runner.kb import THREAD_LEFT_RUNNING, KnowledgeBaseAdapter, call_left_thread
 
 __all__ = ["GRACE_S", "CallTimeout", "UserCalls", "as_exception", "callee_error"]
 
@@ -149,16 +149,30 @@ class UserCalls:
 
     async def _in_thread(self, coro: Any, owner: Any, timeout: float | None) -> Any:
         """Await heta_nb's own coroutine that awaits a sync KB's thread: it ends when cancelled, no task needed."""
+        if timeout is None:
+            try:
+                return await coro
+            except asyncio.CancelledError as exc:
+                if THREAD_LEFT_RUNNING in str(exc):
+                    self.notes[owner] = LEFT_RUNNING
+                raise
+        # Python 3.10 (no watchdog): its own task and timeout. Not asyncio.wait_for: on 3.10 its
+        # TimeoutError hides the cancellation's message, which says the thread was left running.
+        call = asyncio.ensure_future(coro)
         try:
-            return await (coro if timeout is None else asyncio.wait_for(coro, timeout))
+            done, _ = await asyncio.wait((call,), timeout=timeout)
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+        if call in done:
+            return call.result()
+        call.cancel()
+        try:
+            await call  # (it ends at once: the thread is left, not awaited)
         except asyncio.CancelledError as exc:
-            if THREAD_LEFT_RUNNING in str(exc):
+            if THREAD_LEFT_RUNNING in str(exc) or call_left_thread(call):
                 self.notes[owner] = LEFT_RUNNING
-            raise
-        except asyncio.TimeoutError as exc:  # (Python 3.10: wait_for's, caused by the coroutine's cancellation)
-            if THREAD_LEFT_RUNNING in str(exc.__cause__):
-                self.notes[owner] = LEFT_RUNNING
-            raise
+        raise CallTimeout
 
     async def _give_up(self, call: asyncio.Task[Any], owner: Any) -> None:
         """Cancel ``call`` and wait :attr:`grace_s` for it to end; abandon it if it does not."""

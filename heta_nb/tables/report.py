@@ -126,7 +126,7 @@ def _big_int_column(report: EvaluationReport, column: MetricColumn, keep: Any, n
         return pd.arrays.IntegerArray(dense, mask)
     cells = np.full(n, None, dtype=object)
     cells[rows] = values
-    return pd.array(cells, dtype="object")
+    return pd.Series(cells, dtype=object)  # (an array: pandas 2.0's DataFrame tries floats, and overflows)
 
 
 def _score_column(report: EvaluationReport, name: str, pd: Any, np: Any) -> Any:

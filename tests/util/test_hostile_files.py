@@ -59,7 +59,18 @@ pytestmark = [
     pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX only"),
 ]
 
-WRITERS = writers()
+try:
+    import pyarrow  # noqa: F401
+except ImportError:  # (the [parquet] extra: tests/min-versions.sh runs without it)
+    NO_PYARROW = "to_parquet needs pyarrow (the [parquet] extra)"
+else:
+    NO_PYARROW = ""
+WRITERS = [
+    pytest.param(w, marks=pytest.mark.skipif(bool(NO_PYARROW), reason=NO_PYARROW), id=w.name)
+    if w.name == "to_parquet"
+    else w
+    for w in writers()
+]
 
 
 def _writer_ids(writer: Writer) -> str:
@@ -159,7 +170,15 @@ def test_a_fifo_at_any_benchmark_file_fails_fast(tmp_path: Path, name: str, dete
     assert "\n" not in text and Path(name).name in text and "FIFO" in text, text
 
 
-@pytest.mark.parametrize("reader", ["load_report", "read_parquet", "heta-nb html", "heta-nb show"])
+@pytest.mark.parametrize(
+    "reader",
+    [
+        "load_report",
+        pytest.param("read_parquet", marks=pytest.mark.skipif(bool(NO_PYARROW), reason=NO_PYARROW)),
+        "heta-nb html",
+        "heta-nb show",
+    ],
+)
 def test_a_fifo_given_as_a_report_fails_fast(tmp_path: Path, reader: str) -> None:
     fifo = tmp_path / ("r.parquet" if reader == "read_parquet" else "r.json")
     os.mkfifo(fifo)
@@ -246,6 +265,7 @@ def test_material_is_built_once() -> None:
         run_bounded(lambda: __import__("time").sleep(1), timeout=0.05)
 
 
+@pytest.mark.skipif(bool(NO_PYARROW), reason=NO_PYARROW)
 def test_to_parquet_refuses_a_fifo_in_its_folder_before_writing_any_table(tmp_path: Path) -> None:
     """(A folder gets three tables: a FIFO at the second must not leave the first written.)"""
     folder = tmp_path / "tables"
