@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from heta_nb._util.text import describe_error
+from heta_nb.runner.worker_deaths import death_kind
 from heta_nb.sweeps.plan import PairSpec, SweepError
 from heta_nb.sweeps.status import PairStatus, SweepState, apply_update
 from heta_nb.sweeps.worker import cancel_running, dumps, init_process, run_on_dask, run_pair, run_payload
@@ -334,7 +335,14 @@ def _dask(specs: Sequence[PairSpec], placement: Placement, driver: Driver) -> No
             try:
                 driver.finish(future.result())
             except Exception as exc:  # noqa: BLE001 - the pair failed outside its run
-                driver.fail(futures[future], exc)
+                if death_kind(exc, str(future.key)) != "killed":
+                    driver.fail(futures[future], exc)
+                    continue
+                # Its worker died (a case that kills it, most likely): the pair runs again from here
+                # with its cases on the cluster, where a case that kills its worker is found and
+                # recorded as its error (runner/worker_deaths); it resumes from its checkpoint.
+                spec = futures[future]
+                driver.finish(run_pair(replace(spec, settings={**spec.settings, "executor": client}), driver.post))
     except KeyboardInterrupt:
         client.cancel(list(futures))
         raise

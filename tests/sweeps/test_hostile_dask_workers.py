@@ -145,3 +145,30 @@ def test_resume_does_not_send_a_recorded_killer_again(client: Any, tmp_path: Pat
     _check(again, 24, {4})
     assert _queries(log) == sent  # nothing sent again: the killer's error is a recorded result
     assert again.metadata["heta_nb"]["resumed"] == 48
+
+
+def test_a_sweep_pair_whose_case_kills_its_worker_is_run_again_with_the_killer_recorded(
+    client: Any, tmp_path: Path
+) -> None:
+    """A sweep runs each pair as one Dask task: a case that kills the worker made Dask give up on
+    the whole pair. The pair now runs again from the driver with its cases on the cluster, so the
+    killer is split out and recorded, every other case scored; the other pair is untouched."""
+    log = tmp_path / "log.tsv"
+    board = heta_nb.sweep(
+        {"toy": toy_benchmark(12, n_docs=12)},
+        kbs={"killer kb": KillerKB(log, {5}), "fine kb": exact_kb},
+        store=tmp_path / "store",
+        executor=client,
+        progress=False,
+        query_modes=["good", "poor"],
+        concurrency=1,
+    )
+    store = heta_nb.ReportStore(tmp_path / "store")
+    listing = store.list()
+    assert len(listing) == 2, listing
+    reports = {
+        row.knowledge_base_name: store.load(row.knowledge_base_name, row.report_id) for row in listing.itertuples()
+    }
+    _check(reports["killer kb"], 12, {5})
+    assert reports["fine kb"].error_count == 0 and len(reports["fine kb"].case_results) == 24
+    assert set(board.recipes) == {"killer kb", "fine kb"}  # both on the board
