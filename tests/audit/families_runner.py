@@ -34,6 +34,7 @@ TESTS = Path(__file__).resolve().parent.parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
+from hostile_exits import RAISED, HostileAttributeKB  # noqa: E402
 from runner_support import exact_kb, toy_benchmark  # noqa: E402
 
 import heta_nb  # noqa: E402
@@ -47,26 +48,8 @@ BOUND_S = 30.0
 FAILING = ("c001", "c004")
 
 
-class GeventTimeout(BaseException):
-    pass
-
-
-class TrioCancelled(BaseException):
-    pass
-
-
-class Exit(BaseException):  # noqa: N818 - pytest's name
-    def __init__(self, msg: str = "unknown reason", returncode: int | None = None) -> None:
-        self.msg, self.returncode = msg, returncode
-        super().__init__(msg)
-
-
 def _raised(quick: bool) -> dict[str, Callable[[], BaseException]]:
-    kinds: dict[str, Callable[[], BaseException]] = {
-        "GeventTimeout": lambda: GeventTimeout("0.5 seconds"),
-        "TrioCancelled": lambda: TrioCancelled("cancelled by the nursery"),
-        "Exit": lambda: Exit("pytest.exit() in a plugin", returncode=3),
-    }
+    kinds = dict(RAISED)
     if not quick:
         kinds.update(
             {
@@ -183,24 +166,6 @@ def _model(sync: bool, raised: Callable[[], BaseException]) -> Any:
     return model if sync else async_model
 
 
-class _HostileAttribute:
-    name = "hostile kb"
-
-    def __init__(self, attribute: str, raised: Callable[[], BaseException]) -> None:
-        self.attribute, self.raised = attribute, raised
-
-    def __getattribute__(self, name: str) -> Any:
-        if name == object.__getattribute__(self, "attribute"):
-            raise object.__getattribute__(self, "raised")()
-        return object.__getattribute__(self, name)
-
-    def query(self, query: str, *, mode: str, top_k: int) -> Any:
-        return exact_kb(query, mode=mode, top_k=top_k)
-
-    def manifest(self) -> dict[str, Any]:
-        return {"name": "hostile"}
-
-
 def _check_case_errors(report: Any, kind: str) -> list[str]:
     problems = []
     for r in report.case_results:
@@ -254,7 +219,7 @@ def _site_setups(raised: Callable[[], BaseException]) -> dict[str, Setup]:
         return _check_score_errors(report, kind)
 
     def stub(report: Any) -> list[str]:
-        return [] if report.knowledge_base_manifest["kind"] == "_HostileAttribute" else ["no stub manifest"]
+        return [] if report.knowledge_base_manifest["kind"] == "HostileAttributeKB" else ["no stub manifest"]
 
     setups: dict[str, Setup] = {
         "sync KB": (run(kb=_kb(True, raised), evaluators=["recall@3"]), cases),
@@ -264,10 +229,10 @@ def _site_setups(raised: Callable[[], BaseException]) -> dict[str, Setup]:
         "async evaluator": (run(kb=exact_kb, evaluators=["recall@3", _evaluator(False, raised)]), scores),
         "sync judge model": (judged(True), judge_scores),
         "async judge model": (judged(False), judge_scores),
-        "KB manifest()": (run(kb=_HostileAttribute("manifest", raised), evaluators=["recall@3"]), stub),
+        "KB manifest()": (run(kb=HostileAttributeKB("manifest", raised), evaluators=["recall@3"]), stub),
     }
     for attribute in ("name", "available_queries"):
-        setups[f"KB {attribute}"] = (run(kb=_HostileAttribute(attribute, raised)), lambda report: ["no RunError"])
+        setups[f"KB {attribute}"] = (run(kb=HostileAttributeKB(attribute, raised)), lambda report: ["no RunError"])
     del modes
     return setups
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 from helpers import FIXTURES, heta_recipe, requires_heta
+from hostile_exits import RAISED, GeventTimeout, HostileAttributeKB
 from runner_support import exact_kb, toy_benchmark
 
 import heta_nb
@@ -51,30 +52,6 @@ MODES = ["good", "poor"]
 FAILING = ("c001", "c004")
 LIGHTHOUSE = {"name": "lighthouse_mini", "version": "1", "split": "test", "task_type": "multihop_qa"}
 """The cases whose query (or score) misbehaves, of a 6-case toy benchmark."""
-
-
-class GeventTimeout(BaseException):
-    """Like ``gevent.Timeout``: a ``BaseException`` so that ``except Exception`` cannot swallow it."""
-
-
-class TrioCancelled(BaseException):
-    """Like ``trio.Cancelled``."""
-
-
-class Exit(BaseException):  # noqa: N818 - pytest's name
-    """Like ``_pytest.outcomes.Exit`` (``pytest.exit()``), which must not be raised for real here."""
-
-    def __init__(self, msg: str = "unknown reason", returncode: int | None = None) -> None:
-        self.msg = msg
-        self.returncode = returncode
-        super().__init__(msg)
-
-
-RAISED: dict[str, Callable[[], BaseException]] = {
-    "GeventTimeout": lambda: GeventTimeout("0.5 seconds"),
-    "TrioCancelled": lambda: TrioCancelled("cancelled by the nursery"),
-    "Exit": lambda: Exit("pytest.exit() in a plugin", returncode=3),
-}
 
 
 def bounded(call: Callable[[], Any], limit: float = BOUND_S) -> Any:
@@ -326,27 +303,6 @@ def test_a_judge_model_that_raises_a_base_exception_is_that_scores_error(site: s
 # -- 4. the KB's properties and manifest() ---------------------------------------------------
 
 
-class _Hostile:
-    """A KB object one of whose attributes raises ``raised``."""
-
-    name = "hostile kb"
-
-    def __init__(self, attribute: str, raised: Callable[[], BaseException]) -> None:
-        self.attribute = attribute
-        self.raised = raised
-
-    def __getattribute__(self, name: str) -> Any:
-        if name == object.__getattribute__(self, "attribute"):
-            raise object.__getattribute__(self, "raised")()
-        return object.__getattribute__(self, name)
-
-    def query(self, query: str, *, mode: str, top_k: int) -> Any:
-        return exact_kb(query, mode=mode, top_k=top_k)
-
-    def manifest(self) -> dict[str, Any]:
-        return {"name": "hostile"}
-
-
 PROPERTY_CASES = [(a, b) for a in ("name", "available_queries") for b in RAISED]
 
 
@@ -356,7 +312,7 @@ def test_a_kb_property_that_raises_a_base_exception_is_named_before_the_run(attr
     with pytest.raises(RunError) as info:
         bounded(
             lambda: heta_nb.evaluate(
-                toy_benchmark(2), kb=_Hostile(attribute, RAISED[behaviour]), store=None, progress=False
+                toy_benchmark(2), kb=HostileAttributeKB(attribute, RAISED[behaviour]), store=None, progress=False
             )
         )
     message = str(info.value)
@@ -372,7 +328,7 @@ def test_a_keyboard_interrupt_from_the_kbs_name_is_the_kbs_off_the_main_thread_a
     from the user's Ctrl-C, so it propagates as it is, as a Ctrl-C pressed then would: the run
     has not started, no report is being built.
     """
-    kb = _Hostile("name", lambda: KeyboardInterrupt("raised by the KB's name"))
+    kb = HostileAttributeKB("name", lambda: KeyboardInterrupt("raised by the KB's name"))
     with pytest.raises(RunError, match="reading its attribute 'name' raised KeyboardInterrupt"):
         bounded(lambda: heta_nb.evaluate(toy_benchmark(2), kb=kb, store=None, progress=False))
     assert threading.current_thread() is threading.main_thread()
@@ -384,9 +340,9 @@ def test_a_keyboard_interrupt_from_the_kbs_name_is_the_kbs_off_the_main_thread_a
 def test_a_manifest_that_raises_anything_gives_a_stub_and_the_run_its_report(behaviour: str) -> None:
     """``manifest()`` is read while the report is built (on the run's thread: never the user's Ctrl-C)."""
     raised = RAISED.get(behaviour) or (lambda: KeyboardInterrupt("from manifest()"))
-    report = bounded(lambda: _run(kb=_Hostile("manifest", raised), evaluators=["recall@3"]))
+    report = bounded(lambda: _run(kb=HostileAttributeKB("manifest", raised), evaluators=["recall@3"]))
     _complete(report)
-    assert dict(report.knowledge_base_manifest) == {"name": "hostile kb", "kind": "_Hostile"}  # (its stub)
+    assert dict(report.knowledge_base_manifest) == {"name": "hostile kb", "kind": "HostileAttributeKB"}  # (its stub)
     assert report.error_count == 0
 
 
