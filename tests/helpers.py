@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +106,20 @@ def report_dict(results: list[dict[str, Any]], *, report_id: str, modes: Any, be
         "finished_at": "2026-01-01T00:01:00+00:00",
         "metadata": {},
     }
+
+
+def call_in_thread(call: Callable[[], Any], timeout: float) -> tuple[threading.Thread, dict[str, Any]]:
+    """``call()`` on a daemon thread, waited for ``timeout`` seconds: the thread (alive: it is still
+    running, a hang) and its outcome, ``{"value": ...}`` or ``{"error": the BaseException it raised}``."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return thread, outcome

@@ -13,7 +13,6 @@ import os
 import shutil
 import stat
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from helpers import FIXTURES
+from helpers import FIXTURES, call_in_thread
 
 import heta_nb
 from heta_nb._util.atomic import _temp_prefix, is_temporary_name
@@ -45,23 +44,13 @@ def run_bounded(call: Callable[[], Any], *, timeout: float = TIMEOUT_S, fifos: t
     Raises :class:`Blocked` when it is still running after ``timeout`` s; then each of
     ``fifos`` is opened at both ends for a moment, which frees a thread blocked opening it.
     """
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["value"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(timeout)
+    thread, outcome = call_in_thread(call, timeout)
     if thread.is_alive():
         for fifo in fifos:
             free_fifo(fifo)
         thread.join(2)
         raise Blocked(f"still running after {timeout:g} s: blocked")
-    return box.get("value")
+    return outcome.get("error", outcome.get("value"))
 
 
 def free_fifo(fifo: Path) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, heta_recipe, requires_heta
+from helpers import FIXTURES, call_in_thread, heta_recipe, requires_heta
 from hostile_exits import RAISED, GeventTimeout, HostileAttributeKB
 from runner_support import exact_kb, toy_benchmark
 
@@ -56,21 +56,9 @@ LIGHTHOUSE = {"name": "lighthouse_mini", "version": "1", "split": "test", "task_
 
 def bounded(call: Callable[[], Any], limit: float = BOUND_S) -> Any:
     """``call()`` on a thread of its own, failing the test when it is not back within ``limit`` seconds."""
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target, name="hostile-run", daemon=True)
-    started = time.perf_counter()
-    thread.start()
-    thread.join(limit)
+    thread, outcome = call_in_thread(call, limit)
     if thread.is_alive():
         pytest.fail(f"the run did not end within {limit:g} s (it hangs)")
-    outcome["seconds"] = time.perf_counter() - started
     error = outcome.get("error")
     if isinstance(error, Exception):
         raise error

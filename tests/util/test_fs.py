@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import call_in_thread
 
 import heta_nb
 from heta_nb._util.fs import (
@@ -26,17 +26,7 @@ POSIX_ONLY = pytest.mark.skipif(os.name == "nt", reason="FIFOs and /dev/zero")
 
 def _within(seconds: float, call: Any) -> Any:
     """``call()``, failing (not hanging) when it takes longer than ``seconds``: a FIFO read blocks forever."""
-    outcome: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            outcome["value"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
+    thread, outcome = call_in_thread(call, seconds)
     if thread.is_alive():
         pytest.fail(f"still reading after {seconds} s (it blocks)")
     if "error" in outcome:
