@@ -13,34 +13,18 @@ from typing import Any
 import pytest
 from helpers import requires_heta
 
-import heta_nb
-
 pytestmark = requires_heta
 
 
 def test_the_demo_evaluation_does_not_block_the_event_loop(tmp_path: Path) -> None:
     """Heta's in-memory BM25 answers each query in milliseconds without ever suspending: the runner
     now lets the loop run between such cases, so the demo is not told it blocks the loop."""
-    from heta_nb.demo.heta_recipes import demo_query_engines, demo_recipe
-    from heta_nb.demo.settings import DEMO_EVALUATORS, DEMO_MODES, RECIPE_CHUNKS, load_benchmark
+    from heta_nb import demo
 
     def attempt(folder: Path) -> tuple[list[str], dict[str, Any]]:
-        reports: dict[str, Any] = {}
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught:  # the demo's own two evaluations
             warnings.simplefilter("always")
-            for name, (chunk, overlap) in RECIPE_CHUNKS.items():
-                reports[name] = heta_nb.evaluate(
-                    load_benchmark(),
-                    recipe=demo_recipe(folder / name, chunk, overlap),
-                    query_engines=demo_query_engines(),
-                    knowledge_base_name="saltmarsh isles",
-                    report_id=name,
-                    query_modes=list(DEMO_MODES),
-                    evaluators=list(DEMO_EVALUATORS),
-                    top_k=5,
-                    store=None,
-                    progress=False,
-                )
+            reports = demo.run_demo(folder / "output", folder / "store", progress=False).reports
         return [str(w.message) for w in caught], reports
 
     # Up to three runs, one clean run passes. Waiting for a CPU is no longer counted as a block
