@@ -67,9 +67,9 @@ async def wait_bounded(
     """``await make()`` for at most ``timeout`` s, then cancel it and wait ``grace`` s more at most.
 
     Raises:
-        asyncio.TimeoutError: past ``timeout``; its message says whether the call honoured the
-            cancellation, returned anyway (never kept: it came after its deadline) or was
-            abandoned (see :func:`abandon`).
+        asyncio.TimeoutError: past ``timeout``; without a message when the call honoured its
+            cancellation, else saying that it returned anyway (never kept: it came after its
+            deadline) or was abandoned (see :func:`abandon`).
     """
     call = asyncio.ensure_future(make())
     try:
@@ -88,4 +88,4 @@ async def wait_bounded(
     if not call.cancelled():
         retrieve(call)
         raise asyncio.TimeoutError(RETURNED_LATE)
-    raise asyncio.TimeoutError("it was cancelled")
+    raise asyncio.TimeoutError

@@ -145,7 +145,7 @@ class CallLimiter:
                     # bounded even for a model that swallows its cancellation (asyncio.wait_for waits for it)
                     return await wait_bounded(make_call, limits.timeout_s, GRACE_S, self._abandoned)
                 except asyncio.TimeoutError as exc:
-                    how = f": {exc}" if str(exc) and "cancelled" not in str(exc) else ""
+                    how = f": {exc}" if str(exc) else ""  # (what a call that ignored its cancellation did)
                     failure = ModelCallError(
                         f"model call timed out after {limits.timeout_s:g} s (judge_limits.timeout_s){how}",
                         retryable=not how,
