@@ -223,7 +223,7 @@ def _valid_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         nonlocal changed
         if isinstance(value, str):
             fixed = valid_text(value)
-            changed += fixed is not value and fixed != value
+            changed += fixed is not value  # (valid_text returns the same str when nothing changed)
             return fixed
         return value
 
